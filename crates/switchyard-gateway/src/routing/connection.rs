@@ -1,0 +1,157 @@
+//! A routable connection: its upstream address and pre-built auth header.
+
+use http::HeaderValue;
+use serde_json::Value;
+use switchyard_types::{ApiFormat, AuthKind};
+
+use crate::store::ConnectionRecord;
+
+/// Default base URL of the Anthropic API.
+pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com";
+/// Default base URL of the OpenAI API (already including `/v1`, as the SDKs do).
+pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
+
+/// The upstream path family a request goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpstreamEndpoint {
+    /// Anthropic `/v1/messages`.
+    Messages,
+    /// Anthropic `/v1/messages/count_tokens`.
+    CountTokens,
+    /// OpenAI `/chat/completions`.
+    ChatCompletions,
+    /// OpenAI `/responses`.
+    Responses,
+}
+
+impl UpstreamEndpoint {
+    /// The path appended to a base URL, following each SDK's convention: Anthropic
+    /// bases are host roots, OpenAI bases usually end in `/v1`.
+    pub fn path(self) -> &'static str {
+        match self {
+            UpstreamEndpoint::Messages => "/v1/messages",
+            UpstreamEndpoint::CountTokens => "/v1/messages/count_tokens",
+            UpstreamEndpoint::ChatCompletions => "/chat/completions",
+            UpstreamEndpoint::Responses => "/responses",
+        }
+    }
+}
+
+/// How the upstream request authenticates, with the header value built once.
+#[derive(Clone)]
+pub enum UpstreamAuth {
+    /// `x-api-key: <key>` (Anthropic API keys).
+    XApiKey(HeaderValue),
+    /// `Authorization: Bearer <token>` (OpenAI keys).
+    Bearer(HeaderValue),
+    /// `Authorization: Bearer <token>` plus the OAuth beta flag (Claude accounts).
+    OauthBearer(HeaderValue),
+    /// No credentials.
+    None,
+}
+
+/// A connection as the request path sees it.
+#[derive(Clone)]
+pub struct Connection {
+    /// Stable id.
+    pub id: String,
+    /// Provider id.
+    pub provider: String,
+    /// Upstream wire format.
+    pub api_format: ApiFormat,
+    /// Lower first.
+    pub priority: i32,
+    /// Routable.
+    pub enabled: bool,
+    /// Model catalogue.
+    pub models: Vec<String>,
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// Pre-built credentials.
+    pub auth: UpstreamAuth,
+    /// Provider-specific options.
+    pub provider_specific: Value,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The base URL a connection uses when it has no override, if the provider has one.
+pub fn default_base_url(provider: &str) -> Option<&'static str> {
+    match provider {
+        "anthropic" => Some(ANTHROPIC_DEFAULT_BASE),
+        "openai" => Some(OPENAI_DEFAULT_BASE),
+        _ => None,
+    }
+}
+
+/// The base URL a record resolves to (override, else provider default, else empty).
+pub fn effective_base_url(record: &ConnectionRecord) -> String {
+    let base = record
+        .base_url
+        .as_deref()
+        .or_else(|| default_base_url(&record.provider))
+        .unwrap_or_default();
+    base.trim_end_matches('/').to_owned()
+}
+
+fn sensitive(value: String) -> Option<HeaderValue> {
+    let mut v = HeaderValue::try_from(value).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+impl Connection {
+    /// Builds the routable form of a stored record.
+    pub fn from_record(record: &ConnectionRecord) -> Connection {
+        let auth = match (record.auth_kind, record.api_format) {
+            (AuthKind::ApiKey, ApiFormat::Anthropic) => record
+                .api_key
+                .clone()
+                .and_then(sensitive)
+                .map_or(UpstreamAuth::None, UpstreamAuth::XApiKey),
+            (AuthKind::ApiKey, ApiFormat::Openai) => record
+                .api_key
+                .as_ref()
+                .and_then(|k| sensitive(format!("Bearer {k}")))
+                .map_or(UpstreamAuth::None, UpstreamAuth::Bearer),
+            (AuthKind::Oauth, _) => record
+                .access_token
+                .as_ref()
+                .and_then(|t| sensitive(format!("Bearer {t}")))
+                .map_or(UpstreamAuth::None, UpstreamAuth::OauthBearer),
+            (AuthKind::None, _) => UpstreamAuth::None,
+        };
+        Connection {
+            id: record.id.clone(),
+            provider: record.provider.clone(),
+            api_format: record.api_format,
+            priority: record.priority,
+            enabled: record.enabled,
+            models: record.models.clone(),
+            base_url: effective_base_url(record),
+            auth,
+            provider_specific: record.provider_specific.clone(),
+        }
+    }
+
+    /// The full upstream URL for `endpoint`, keeping the client's query string.
+    pub fn url(&self, endpoint: UpstreamEndpoint, query: Option<&str>) -> String {
+        let path = endpoint.path();
+        let mut url = String::with_capacity(self.base_url.len() + path.len() + 32);
+        url.push_str(&self.base_url);
+        url.push_str(path);
+        if let Some(q) = query.filter(|q| !q.is_empty()) {
+            url.push('?');
+            url.push_str(q);
+        }
+        url
+    }
+}

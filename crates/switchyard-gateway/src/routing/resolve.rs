@@ -1,0 +1,325 @@
+//! Resolution of a client's `model` into ordered candidates (connection + upstream
+//! model), following SPEC §2: combo name, alias, `provider/model`, bare model id by
+//! catalogue, bare model id by known prefix; otherwise a 404 listing what is routable.
+//!
+//! Pure over the routing snapshot: no I/O, no clock. Fail-closed: an ambiguous or
+//! unknown name is an error, never a guess.
+
+use std::sync::Arc;
+
+use switchyard_types::{ApiFormat, ClientFormat, ErrorCode};
+
+use super::connection::Connection;
+use super::table::{ClientKey, RoutingTable};
+use crate::errors::GatewayError;
+
+/// How the client's model name was matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteKind {
+    /// `provider/model` or a bare model id.
+    Direct,
+    /// A combo, by name.
+    Combo(String),
+    /// A user alias, by name.
+    Alias(String),
+}
+
+/// One connection to try, with the model id to send it.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The connection.
+    pub connection: Arc<Connection>,
+    /// The upstream model id.
+    pub model: String,
+}
+
+/// The ordered attempt plan for one request.
+#[derive(Debug, Clone)]
+pub struct CandidatePlan {
+    /// How the name matched.
+    pub kind: RouteKind,
+    /// Candidates in order; never empty.
+    pub candidates: Vec<Candidate>,
+}
+
+/// A resolved target before connections are chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    provider: String,
+    model: String,
+    connection: Option<String>,
+}
+
+/// Bare model ids owned by a well-known provider, by prefix.
+fn provider_for_prefix(model: &str) -> Option<&'static str> {
+    const OPENAI_PREFIXES: [&str; 6] = ["gpt-", "chatgpt-", "codex-", "o1", "o3", "o4"];
+    if model.starts_with("claude-") {
+        Some("anthropic")
+    } else if OPENAI_PREFIXES.iter().any(|p| model.starts_with(p)) {
+        Some("openai")
+    } else {
+        None
+    }
+}
+
+impl RoutingTable {
+    /// Resolves a name that is not a combo or alias: `provider/model`, or a bare id.
+    fn resolve_plain(&self, name: &str) -> Option<Vec<Target>> {
+        if let Some((provider, model)) = name.split_once('/') {
+            if !model.is_empty() && self.by_provider.contains_key(provider) {
+                let target = Target {
+                    provider: provider.to_owned(),
+                    model: model.to_owned(),
+                    connection: None,
+                };
+                return Some(vec![target]);
+            }
+        }
+        if let Some(providers) = self.catalogue.get(name) {
+            let targets = providers
+                .iter()
+                .map(|p| Target { provider: p.clone(), model: name.to_owned(), connection: None })
+                .collect();
+            return Some(targets);
+        }
+        let provider = provider_for_prefix(name)?;
+        self.by_provider.contains_key(provider).then(|| {
+            vec![Target { provider: provider.to_owned(), model: name.to_owned(), connection: None }]
+        })
+    }
+
+    /// Resolves a combo's or alias's destination (no alias chains, no combo nesting
+    /// beyond one level).
+    fn resolve_combo(&self, name: &str) -> Option<Vec<Target>> {
+        let combo = self.combos.get(name)?;
+        let mut targets = Vec::new();
+        for t in &combo.targets {
+            if let Some(resolved) = self.resolve_plain(&t.model) {
+                for mut r in resolved {
+                    r.connection = t.connection.clone();
+                    targets.push(r);
+                }
+            }
+        }
+        Some(targets)
+    }
+
+    fn resolve_targets(&self, name: &str) -> Option<(RouteKind, Vec<Target>)> {
+        if let Some(targets) = self.resolve_combo(name) {
+            return Some((RouteKind::Combo(name.to_owned()), targets));
+        }
+        if let Some(to) = self.aliases.get(name) {
+            let targets = self.resolve_combo(to).or_else(|| self.resolve_plain(to))?;
+            return Some((RouteKind::Alias(name.to_owned()), targets));
+        }
+        self.resolve_plain(name).map(|t| (RouteKind::Direct, t))
+    }
+
+    /// Builds the candidate plan for `model` as sent by a client of `format`,
+    /// restricted to what `key` may use.
+    pub fn plan(
+        &self,
+        model: &str,
+        format: ClientFormat,
+        key: Option<&ClientKey>,
+    ) -> Result<CandidatePlan, GatewayError> {
+        let Some((kind, targets)) = self.resolve_targets(model) else {
+            return Err(self.unknown_model(model));
+        };
+        let wanted = format.upstream_format();
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut other_formats: Vec<ApiFormat> = Vec::new();
+        for target in &targets {
+            let conns = self.by_provider.get(&target.provider).map(Vec::as_slice).unwrap_or(&[]);
+            for conn in conns {
+                if !conn.enabled
+                    || target.connection.as_ref().is_some_and(|pin| pin != &conn.id)
+                    || key.is_some_and(|k| !k.allows(&conn.id))
+                {
+                    continue;
+                }
+                if conn.api_format != wanted {
+                    if !other_formats.contains(&conn.api_format) {
+                        other_formats.push(conn.api_format);
+                    }
+                    continue;
+                }
+                let duplicate = candidates
+                    .iter()
+                    .any(|c| c.connection.id == conn.id && c.model == target.model);
+                if !duplicate {
+                    candidates.push(Candidate { connection: conn.clone(), model: target.model.clone() });
+                }
+            }
+        }
+        if !candidates.is_empty() {
+            return Ok(CandidatePlan { kind, candidates });
+        }
+        if let Some(other) = other_formats.first() {
+            return Err(GatewayError::new(
+                ErrorCode::FormatMismatch,
+                format!(
+                    "model '{model}' is served only by connections speaking the {} format, \
+                     but this request uses {}; send it to the matching endpoint \
+                     ({}) or route it to a connection of the {} format",
+                    other.as_str(),
+                    format.describe(),
+                    match other {
+                        ApiFormat::Anthropic => "/v1/messages",
+                        ApiFormat::Openai => "/v1/chat/completions or /v1/responses",
+                    },
+                    wanted.as_str(),
+                ),
+            ));
+        }
+        Err(GatewayError::new(
+            ErrorCode::NoExecutableTargets,
+            format!(
+                "model '{model}' resolves to {} target(s), but no enabled connection may \
+                 serve them{}",
+                targets.len(),
+                if key.is_some_and(|k| !k.allowed_connections.is_empty()) {
+                    " with this API key's allowed connections"
+                } else {
+                    ""
+                }
+            ),
+        ))
+    }
+
+    fn unknown_model(&self, model: &str) -> GatewayError {
+        let mut providers: Vec<&str> = self.by_provider.keys().map(String::as_str).collect();
+        providers.sort_unstable();
+        let routable: Vec<String> =
+            self.routable_models().into_iter().map(|(id, _)| id).take(40).collect();
+        let message = if providers.is_empty() {
+            format!("model '{model}' is not routable: no connections are configured")
+        } else {
+            format!(
+                "model '{model}' is not routable. Send 'provider/model' with a provider of \
+                 [{}], or one of: [{}]",
+                providers.join(", "),
+                routable.join(", ")
+            )
+        };
+        GatewayError::new(ErrorCode::ModelNotFound, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use switchyard_types::api::{ComboStrategy, ComboTarget};
+    use switchyard_types::{AuthKind, UnixMillis};
+
+    use super::*;
+    use crate::store::{AliasRecord, ComboRecord, ConnectionRecord};
+
+    fn conn(id: &str, provider: &str, format: ApiFormat, priority: i32, models: &[&str]) -> ConnectionRecord {
+        ConnectionRecord {
+            id: id.into(),
+            provider: provider.into(),
+            api_format: format,
+            name: id.into(),
+            auth_kind: AuthKind::ApiKey,
+            api_key: Some("k".into()),
+            access_token: None,
+            refresh_token: None,
+            token_expires_at: None,
+            base_url: Some("http://127.0.0.1:1".into()),
+            priority,
+            enabled: true,
+            max_concurrent: None,
+            models: models.iter().map(|m| (*m).to_owned()).collect(),
+            provider_specific: json!({}),
+            created_at: UnixMillis(0),
+            updated_at: UnixMillis(0),
+        }
+    }
+
+    fn table() -> RoutingTable {
+        let conns = vec![
+            conn("a1", "anthropic", ApiFormat::Anthropic, 1, &[]),
+            conn("a2", "anthropic", ApiFormat::Anthropic, 2, &[]),
+            conn("g1", "glm", ApiFormat::Openai, 1, &["glm-4.6", "glm-4.5-air"]),
+            conn("o1", "openai", ApiFormat::Openai, 1, &[]),
+        ];
+        let combos = vec![ComboRecord {
+            name: "coding".into(),
+            strategy: ComboStrategy::Priority,
+            targets: vec![
+                ComboTarget { model: "anthropic/claude-sonnet-4-6".into(), connection: None },
+                ComboTarget { model: "glm/glm-4.6".into(), connection: None },
+            ],
+            created_at: UnixMillis(0),
+            updated_at: UnixMillis(0),
+        }];
+        let aliases = vec![AliasRecord { alias: "fast".into(), target: "glm/glm-4.5-air".into() }];
+        RoutingTable::build(&conns, &[], &combos, &aliases)
+    }
+
+    fn ids(plan: &CandidatePlan) -> Vec<String> {
+        plan.candidates.iter().map(|c| format!("{}:{}", c.connection.id, c.model)).collect()
+    }
+
+    #[test]
+    fn provider_slash_model_uses_connections_in_priority_order() {
+        let plan = table().plan("anthropic/claude-x", ClientFormat::AnthropicMessages, None);
+        assert_eq!(ids(&plan.unwrap_or_else(|e| panic!("{e:?}"))), ["a1:claude-x", "a2:claude-x"]);
+    }
+
+    #[test]
+    fn bare_ids_route_by_catalogue_then_prefix() {
+        let t = table();
+        let glm = t.plan("glm-4.6", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(ids(&glm), ["g1:glm-4.6"]);
+        let claude = t.plan("claude-opus-4-6", ClientFormat::AnthropicMessages, None);
+        assert_eq!(ids(&claude.unwrap_or_else(|e| panic!("{e:?}"))), ["a1:claude-opus-4-6", "a2:claude-opus-4-6"]);
+        let gpt = t.plan("gpt-5.5", ClientFormat::OpenaiResponses, None);
+        assert_eq!(ids(&gpt.unwrap_or_else(|e| panic!("{e:?}"))), ["o1:gpt-5.5"]);
+    }
+
+    #[test]
+    fn combos_keep_target_order_and_skip_other_formats() {
+        let t = table();
+        let plan = t.plan("coding", ClientFormat::AnthropicMessages, None).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(plan.kind, RouteKind::Combo("coding".into()));
+        assert_eq!(ids(&plan), ["a1:claude-sonnet-4-6", "a2:claude-sonnet-4-6"]);
+        let plan = t.plan("coding", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(ids(&plan), ["g1:glm-4.6"]);
+    }
+
+    #[test]
+    fn aliases_route_to_their_target() {
+        let plan = table().plan("fast", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(plan.kind, RouteKind::Alias("fast".into()));
+        assert_eq!(ids(&plan), ["g1:glm-4.5-air"]);
+    }
+
+    #[test]
+    fn unknown_model_is_404_listing_routable_names() {
+        let err = table().plan("mystery", ClientFormat::OpenaiChat, None).err();
+        let err = err.unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(err.code, ErrorCode::ModelNotFound);
+        assert!(err.message.contains("coding") && err.message.contains("glm/glm-4.6"));
+        assert!(err.message.contains("anthropic, glm, openai"));
+    }
+
+    #[test]
+    fn wrong_format_names_both_formats() {
+        let err = table().plan("glm/glm-4.6", ClientFormat::AnthropicMessages, None).err();
+        let err = err.unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(err.code, ErrorCode::FormatMismatch);
+        assert!(err.message.contains("openai format") && err.message.contains("Anthropic Messages"));
+    }
+
+    #[test]
+    fn allowed_connections_restrict_candidates() {
+        let key = ClientKey { id: "k".into(), scopes: vec![], allowed_connections: vec!["a2".into()] };
+        let t = table();
+        let plan = t.plan("anthropic/claude-x", ClientFormat::AnthropicMessages, Some(&key));
+        assert_eq!(ids(&plan.unwrap_or_else(|e| panic!("{e:?}"))), ["a2:claude-x"]);
+        let err = t.plan("glm-4.6", ClientFormat::OpenaiChat, Some(&key)).err();
+        assert_eq!(err.map(|e| e.code), Some(ErrorCode::NoExecutableTargets));
+    }
+}

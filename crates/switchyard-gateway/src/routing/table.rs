@@ -1,0 +1,126 @@
+//! The immutable routing snapshot and its shared handle.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use switchyard_types::api::{ComboTarget, ComboStrategy};
+
+use super::connection::Connection;
+use crate::secrets::{parse_hash_hex, KeyHash};
+use crate::store::{AliasRecord, ApiKeyRecord, ComboRecord, ConnectionRecord};
+
+/// A client key as the request path sees it (hash only).
+#[derive(Debug, Clone)]
+pub struct ClientKey {
+    /// Stable id, logged with each attempt.
+    pub id: String,
+    /// Granted scopes.
+    pub scopes: Vec<String>,
+    /// Allowed connection ids; empty = all.
+    pub allowed_connections: Vec<String>,
+}
+
+impl ClientKey {
+    /// Whether this key may use connection `id`.
+    pub fn allows(&self, id: &str) -> bool {
+        self.allowed_connections.is_empty() || self.allowed_connections.iter().any(|c| c == id)
+    }
+}
+
+/// A combo as routed.
+#[derive(Debug, Clone)]
+pub struct Combo {
+    /// Strategy.
+    pub strategy: ComboStrategy,
+    /// Ordered targets.
+    pub targets: Vec<ComboTarget>,
+}
+
+/// Everything the request path needs to route, in one immutable value.
+#[derive(Debug, Default)]
+pub struct RoutingTable {
+    /// Connections by provider, each list in priority order (then id).
+    pub by_provider: HashMap<String, Vec<Arc<Connection>>>,
+    /// Connections by id.
+    pub by_id: HashMap<String, Arc<Connection>>,
+    /// Catalogue: model id → providers offering it, in order of their best priority.
+    pub catalogue: HashMap<String, Vec<String>>,
+    /// Combos by name.
+    pub combos: HashMap<String, Combo>,
+    /// Aliases: from → to.
+    pub aliases: HashMap<String, String>,
+    /// Client keys by hash.
+    pub client_keys: HashMap<KeyHash, Arc<ClientKey>>,
+}
+
+impl RoutingTable {
+    /// Builds a snapshot from store records. `connections` must be in priority order.
+    pub fn build(
+        connections: &[ConnectionRecord],
+        keys: &[ApiKeyRecord],
+        combos: &[ComboRecord],
+        aliases: &[AliasRecord],
+    ) -> RoutingTable {
+        let mut table = RoutingTable::default();
+        for record in connections {
+            let conn = Arc::new(Connection::from_record(record));
+            table.by_id.insert(conn.id.clone(), conn.clone());
+            table.by_provider.entry(conn.provider.clone()).or_default().push(conn.clone());
+            for model in &conn.models {
+                let providers = table.catalogue.entry(model.clone()).or_default();
+                if !providers.contains(&conn.provider) {
+                    providers.push(conn.provider.clone());
+                }
+            }
+        }
+        for key in keys {
+            if let Some(hash) = parse_hash_hex(&key.key_hash) {
+                table.client_keys.insert(
+                    hash,
+                    Arc::new(ClientKey {
+                        id: key.id.clone(),
+                        scopes: key.scopes.clone(),
+                        allowed_connections: key.allowed_connections.clone(),
+                    }),
+                );
+            }
+        }
+        for combo in combos {
+            table.combos.insert(
+                combo.name.clone(),
+                Combo { strategy: combo.strategy, targets: combo.targets.clone() },
+            );
+        }
+        for alias in aliases {
+            table.aliases.insert(alias.alias.clone(), alias.target.clone());
+        }
+        table
+    }
+
+    /// Every model id a client can send, sorted: combos, aliases, `provider/model`
+    /// for each catalogue entry, and bare catalogue ids. Each with its owner.
+    pub fn routable_models(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for name in self.combos.keys() {
+            out.push((name.clone(), "combo".to_owned()));
+        }
+        for from in self.aliases.keys() {
+            out.push((from.clone(), "alias".to_owned()));
+        }
+        for (model, providers) in &self.catalogue {
+            if let Some(first) = providers.first() {
+                out.push((model.clone(), first.clone()));
+            }
+            for provider in providers {
+                out.push((format!("{provider}/{model}"), provider.clone()));
+            }
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
+}
+
+/// The shared, atomically replaceable routing snapshot.
+pub type SharedRouting = Arc<ArcSwap<RoutingTable>>;

@@ -1,0 +1,167 @@
+//! The `connections` table: one row per provider account or key, secrets included.
+
+use serde_json::Value;
+use sqlx::Row;
+use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
+
+use super::{parse_json, to_json, Store, StoreResult};
+
+/// A full connection row, credentials included. Never leaves the gateway: the API
+/// converts it into a `ConnectionView`.
+#[derive(Clone, PartialEq)]
+pub struct ConnectionRecord {
+    /// Stable id.
+    pub id: String,
+    /// Provider id.
+    pub provider: String,
+    /// Upstream wire format.
+    pub api_format: ApiFormat,
+    /// Display name.
+    pub name: String,
+    /// Authentication kind.
+    pub auth_kind: AuthKind,
+    /// API key (api_key auth).
+    pub api_key: Option<String>,
+    /// OAuth access token.
+    pub access_token: Option<String>,
+    /// OAuth refresh token.
+    pub refresh_token: Option<String>,
+    /// OAuth token expiry.
+    pub token_expires_at: Option<UnixMillis>,
+    /// Base URL override.
+    pub base_url: Option<String>,
+    /// Lower first.
+    pub priority: i32,
+    /// Routable at all.
+    pub enabled: bool,
+    /// Concurrency cap.
+    pub max_concurrent: Option<u32>,
+    /// Model catalogue.
+    pub models: Vec<String>,
+    /// Provider-specific options (a JSON object).
+    pub provider_specific: Value,
+    /// Creation time.
+    pub created_at: UnixMillis,
+    /// Last change.
+    pub updated_at: UnixMillis,
+}
+
+impl std::fmt::Debug for ConnectionRecord {
+    // Hand-written so credentials can never reach a log through `{:?}`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionRecord")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("api_format", &self.api_format)
+            .field("auth_kind", &self.auth_kind)
+            .field("base_url", &self.base_url)
+            .field("priority", &self.priority)
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+fn format_from_str(s: &str) -> ApiFormat {
+    match s {
+        "anthropic" => ApiFormat::Anthropic,
+        _ => ApiFormat::Openai,
+    }
+}
+
+fn auth_from_str(s: &str) -> AuthKind {
+    match s {
+        "oauth" => AuthKind::Oauth,
+        "none" => AuthKind::None,
+        _ => AuthKind::ApiKey,
+    }
+}
+
+const COLUMNS: &str = "id, provider, api_format, name, auth_kind, api_key, access_token, \
+     refresh_token, token_expires_at, base_url, priority, enabled, max_concurrent, \
+     models_json, provider_specific_json, created_at, updated_at";
+
+fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
+    let models: String = row.try_get("models_json")?;
+    let specific: String = row.try_get("provider_specific_json")?;
+    let max_concurrent: Option<i64> = row.try_get("max_concurrent")?;
+    Ok(ConnectionRecord {
+        id: row.try_get("id")?,
+        provider: row.try_get("provider")?,
+        api_format: format_from_str(row.try_get::<&str, _>("api_format")?),
+        name: row.try_get("name")?,
+        auth_kind: auth_from_str(row.try_get::<&str, _>("auth_kind")?),
+        api_key: row.try_get("api_key")?,
+        access_token: row.try_get("access_token")?,
+        refresh_token: row.try_get("refresh_token")?,
+        token_expires_at: row.try_get::<Option<i64>, _>("token_expires_at")?.map(UnixMillis),
+        base_url: row.try_get("base_url")?,
+        priority: row.try_get("priority")?,
+        enabled: row.try_get("enabled")?,
+        max_concurrent: max_concurrent.and_then(|v| u32::try_from(v).ok()),
+        models: parse_json("connections", "models_json", &models)?,
+        provider_specific: parse_json("connections", "provider_specific_json", &specific)?,
+        created_at: UnixMillis(row.try_get("created_at")?),
+        updated_at: UnixMillis(row.try_get("updated_at")?),
+    })
+}
+
+impl Store {
+    /// All connections, in routing order (priority, then id).
+    pub async fn list_connections(&self) -> StoreResult<Vec<ConnectionRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY priority, id");
+        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// One connection by id.
+    pub async fn get_connection(&self, id: &str) -> StoreResult<Option<ConnectionRecord>> {
+        let sql = format!("SELECT {COLUMNS} FROM connections WHERE id = ?");
+        let row = sqlx::query(&sql).bind(id).fetch_optional(&self.pool).await?;
+        row.as_ref().map(from_row).transpose()
+    }
+
+    /// Inserts or replaces a connection row as a whole.
+    pub async fn put_connection(&self, c: &ConnectionRecord) -> StoreResult<()> {
+        let sql = format!(
+            "INSERT INTO connections ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) \
+             ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, \
+             api_format=excluded.api_format, name=excluded.name, auth_kind=excluded.auth_kind, \
+             api_key=excluded.api_key, access_token=excluded.access_token, \
+             refresh_token=excluded.refresh_token, token_expires_at=excluded.token_expires_at, \
+             base_url=excluded.base_url, priority=excluded.priority, enabled=excluded.enabled, \
+             max_concurrent=excluded.max_concurrent, models_json=excluded.models_json, \
+             provider_specific_json=excluded.provider_specific_json, \
+             updated_at=excluded.updated_at"
+        );
+        sqlx::query(&sql)
+            .bind(&c.id)
+            .bind(&c.provider)
+            .bind(c.api_format.as_str())
+            .bind(&c.name)
+            .bind(c.auth_kind.as_str())
+            .bind(&c.api_key)
+            .bind(&c.access_token)
+            .bind(&c.refresh_token)
+            .bind(c.token_expires_at.map(|t| t.0))
+            .bind(&c.base_url)
+            .bind(c.priority)
+            .bind(c.enabled)
+            .bind(c.max_concurrent.map(i64::from))
+            .bind(to_json(&c.models))
+            .bind(to_json(&c.provider_specific))
+            .bind(c.created_at.0)
+            .bind(c.updated_at.0)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes a connection; returns whether it existed.
+    pub async fn delete_connection(&self, id: &str) -> StoreResult<bool> {
+        let done = sqlx::query("DELETE FROM connections WHERE id = ?")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}

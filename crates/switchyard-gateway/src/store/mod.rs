@@ -1,0 +1,132 @@
+//! SQLite persistence (sqlx, WAL mode): connections, client keys, combos, aliases,
+//! settings and the request log.
+//!
+//! The store is only touched by management operations, start-up and the request-log
+//! writer; the request path reads an in-memory snapshot instead (see `routing`).
+//! Every multi-row change runs in one transaction, so a failure leaves nothing
+//! half-written.
+
+mod api_keys;
+mod connections;
+mod request_log;
+mod routing_tables;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+
+pub use api_keys::ApiKeyRecord;
+pub use connections::ConnectionRecord;
+pub use request_log::AttemptLogRow;
+pub use routing_tables::{AliasRecord, ComboRecord};
+
+/// Errors of the persistence layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying migrations failed.
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON column could not be read.
+    #[error("corrupt stored document in {table}.{column}: {source}")]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// Column name.
+        column: &'static str,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// Creating the data directory or database file failed.
+    #[error("cannot prepare data directory {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Result alias of this module.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// The file name of the database inside the data directory.
+pub const DATABASE_FILE: &str = "switchyard.sqlite";
+
+/// Handle to the SQLite database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database in `data_dir`, in WAL mode, and
+    /// applies pending migrations.
+    pub async fn open(data_dir: &Path) -> StoreResult<Store> {
+        let path = data_dir.join(DATABASE_FILE);
+        create_private_file(&path)?;
+        let url = format!("sqlite://{}", path.display());
+        let options = SqliteConnectOptions::from_str(&url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("../../migrations").run(&pool).await?;
+        Ok(Store { pool })
+    }
+
+    /// The underlying pool (for tests that inspect the database directly).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Closes the pool, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Creates the database file with owner-only permissions before SQLite opens it,
+/// since it holds upstream credentials.
+fn create_private_file(path: &Path) -> StoreResult<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(StoreError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
+/// Parses a JSON column, naming the column on failure.
+fn parse_json<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    column: &'static str,
+    text: &str,
+) -> StoreResult<T> {
+    serde_json::from_str(text).map_err(|source| StoreError::Corrupt { table, column, source })
+}
+
+/// Serialises a value for a JSON column. Our own types always serialise.
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
+}

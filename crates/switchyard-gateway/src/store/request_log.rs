@@ -1,0 +1,117 @@
+//! The `request_log` table: one row per upstream attempt, bounded retention.
+
+use sqlx::{QueryBuilder, Row, Sqlite};
+use switchyard_types::UnixMillis;
+use switchyard_types::api::RequestLogEntryView;
+
+use super::{Store, StoreResult};
+
+/// One attempt, as written by the log writer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptLogRow {
+    /// Attempt start.
+    pub at: UnixMillis,
+    /// Client request id.
+    pub request_id: String,
+    /// Client key id.
+    pub api_key_id: Option<String>,
+    /// Client route.
+    pub route: &'static str,
+    /// Provider.
+    pub provider: String,
+    /// Connection.
+    pub connection_id: String,
+    /// Upstream model.
+    pub model: String,
+    /// Upstream status.
+    pub status: Option<u16>,
+    /// Duration in ms.
+    pub latency_ms: u32,
+    /// Bytes relayed.
+    pub bytes: u64,
+    /// Failure kind.
+    pub error_kind: Option<String>,
+}
+
+impl Store {
+    /// Appends a batch of rows in one transaction.
+    pub async fn insert_attempts(&self, rows: &[AttemptLogRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await?;
+        // SQLite allows 32766 bound parameters; 11 per row keeps chunks well inside.
+        for chunk in rows.chunks(500) {
+            let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+                "INSERT INTO request_log (at, request_id, api_key_id, route, provider, \
+                 connection_id, model, status, latency_ms, bytes, error_kind) ",
+            );
+            qb.push_values(chunk, |mut b, r| {
+                b.push_bind(r.at.0)
+                    .push_bind(&r.request_id)
+                    .push_bind(&r.api_key_id)
+                    .push_bind(r.route)
+                    .push_bind(&r.provider)
+                    .push_bind(&r.connection_id)
+                    .push_bind(&r.model)
+                    .push_bind(r.status.map(i64::from))
+                    .push_bind(i64::from(r.latency_ms))
+                    .push_bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
+                    .push_bind(&r.error_kind);
+            });
+            qb.build().execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes all but the newest `keep` rows.
+    pub async fn prune_attempts(&self, keep: u32) -> StoreResult<u64> {
+        let done = sqlx::query(
+            "DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - ?",
+        )
+        .bind(i64::from(keep))
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Newest rows first, at most `limit`, optionally only ids below `before_id`.
+    pub async fn list_attempts(
+        &self,
+        limit: u32,
+        before_id: Option<i64>,
+    ) -> StoreResult<Vec<RequestLogEntryView>> {
+        let rows = sqlx::query(
+            "SELECT id, at, request_id, api_key_id, route, provider, connection_id, model, \
+             status, latency_ms, bytes, error_kind FROM request_log \
+             WHERE id < ? ORDER BY id DESC LIMIT ?",
+        )
+        .bind(before_id.unwrap_or(i64::MAX))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let status: Option<i64> = row.try_get("status")?;
+                let latency: i64 = row.try_get("latency_ms")?;
+                let id: i64 = row.try_get("id")?;
+                let bytes: i64 = row.try_get("bytes")?;
+                Ok(RequestLogEntryView {
+                    id: id as f64,
+                    at: UnixMillis(row.try_get("at")?),
+                    request_id: row.try_get("request_id")?,
+                    api_key_id: row.try_get("api_key_id")?,
+                    route: row.try_get("route")?,
+                    provider: row.try_get("provider")?,
+                    connection_id: row.try_get("connection_id")?,
+                    model: row.try_get("model")?,
+                    status: status.and_then(|s| u16::try_from(s).ok()),
+                    latency_ms: u32::try_from(latency).unwrap_or(u32::MAX),
+                    bytes: bytes as f64,
+                    error_kind: row.try_get("error_kind")?,
+                })
+            })
+            .collect()
+    }
+}

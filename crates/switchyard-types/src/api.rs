@@ -1,0 +1,359 @@
+//! Management API documents: connections (providers), client API keys, combos,
+//! aliases, health and the request log.
+//!
+//! The REST API and the desktop IPC exchange exactly these types. Responses never
+//! carry secrets: a connection view says whether a secret is set, never what it is;
+//! an API key's plaintext is returned once, when the gateway generated it.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::time::UnixMillis;
+use crate::wire::{ApiFormat, AuthKind};
+
+/// Deserialises a field that distinguishes "absent" (`None`) from "null"
+/// (`Some(None)`), for patches that can clear a value.
+fn double_option<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    Option::<T>::deserialize(de).map(Some)
+}
+
+/// One provider connection (an account or key), as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionView {
+    /// Stable id, chosen by the user or generated.
+    pub id: String,
+    /// Provider id: the breaker's scope (`anthropic`, `openai`, `glm`, ...).
+    pub provider: String,
+    /// The wire format the upstream speaks.
+    pub api_format: ApiFormat,
+    /// Display name.
+    pub name: String,
+    /// How the connection authenticates.
+    pub auth_kind: AuthKind,
+    /// Whether a secret (API key or access token) is stored. The secret itself is
+    /// never returned.
+    pub has_secret: bool,
+    /// Whether a refresh token is stored (OAuth).
+    pub has_refresh_token: bool,
+    /// OAuth access-token expiry, when known.
+    pub token_expires_at: Option<UnixMillis>,
+    /// Base URL override; `None` uses the provider's default.
+    pub base_url: Option<String>,
+    /// The base URL requests actually go to.
+    pub effective_base_url: String,
+    /// Lower numbers are tried first.
+    pub priority: i32,
+    /// Disabled connections are never routed to.
+    pub enabled: bool,
+    /// Cap on concurrent requests to this connection; `None` means no cap.
+    pub max_concurrent: Option<u32>,
+    /// Models this connection serves (its catalogue), used to route bare model ids
+    /// and listed by `GET /v1/models`.
+    pub models: Vec<String>,
+    /// Provider-specific options (for Claude: `lowPriorityMode`, `autoLimitReset`,
+    /// `organizationUUID`).
+    pub provider_specific: Value,
+    /// When the connection was created.
+    pub created_at: UnixMillis,
+    /// When the connection was last changed.
+    pub updated_at: UnixMillis,
+}
+
+/// A new connection. Secrets go in here and are never returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConnectionCreateRequest {
+    /// Stable id (`[A-Za-z0-9._-]`, 1–64 characters); generated when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Provider id (`[a-z0-9._-]`, 1–64 characters).
+    pub provider: String,
+    /// Required unless the provider implies it (`anthropic`, `openai`,
+    /// `openai-compatible`).
+    #[serde(default)]
+    pub api_format: Option<ApiFormat>,
+    /// Display name; defaults to the id.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// How the connection authenticates.
+    pub auth_kind: AuthKind,
+    /// The API key (`apiKey` auth).
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// The OAuth access token (`oauth` auth).
+    #[serde(default)]
+    pub access_token: Option<String>,
+    /// The OAuth refresh token.
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// The OAuth access-token expiry.
+    #[serde(default)]
+    pub expires_at: Option<UnixMillis>,
+    /// Base URL override (`http` or `https`). Required for providers without a
+    /// well-known default.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Lower numbers are tried first (default 0).
+    #[serde(default)]
+    pub priority: Option<i32>,
+    /// Default true.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Cap on concurrent requests (1–10000).
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
+    /// Catalogue of model ids this connection serves.
+    #[serde(default)]
+    pub models: Option<Vec<String>>,
+    /// Provider-specific options, a JSON object.
+    #[serde(default)]
+    pub provider_specific: Option<Value>,
+}
+
+/// A partial change to a connection; absent fields keep their value, `null` clears
+/// a clearable one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConnectionPatch {
+    /// New display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// New wire format.
+    #[serde(default)]
+    pub api_format: Option<ApiFormat>,
+    /// New auth kind (supply the matching secret too).
+    #[serde(default)]
+    pub auth_kind: Option<AuthKind>,
+    /// Replace the API key.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Replace the OAuth access token.
+    #[serde(default)]
+    pub access_token: Option<String>,
+    /// Replace (or with `null`, remove) the refresh token.
+    #[serde(default, deserialize_with = "double_option")]
+    #[specta(optional)]
+    pub refresh_token: Option<Option<String>>,
+    /// Replace (or with `null`, forget) the token expiry.
+    #[serde(default, deserialize_with = "double_option")]
+    #[specta(optional)]
+    pub expires_at: Option<Option<UnixMillis>>,
+    /// Replace (or with `null`, remove) the base URL override.
+    #[serde(default, deserialize_with = "double_option")]
+    #[specta(optional)]
+    pub base_url: Option<Option<String>>,
+    /// New priority.
+    #[serde(default)]
+    pub priority: Option<i32>,
+    /// Enable or disable.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Replace (or with `null`, remove) the concurrency cap.
+    #[serde(default, deserialize_with = "double_option")]
+    #[specta(optional)]
+    pub max_concurrent: Option<Option<u32>>,
+    /// Replace the model catalogue.
+    #[serde(default)]
+    pub models: Option<Vec<String>>,
+    /// Merge these keys into the provider-specific options (`null` removes a key).
+    #[serde(default)]
+    pub provider_specific: Option<Value>,
+}
+
+/// The outcome of `POST /api/providers/{id}/test`: one small real request upstream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionTestResult {
+    /// Whether the upstream accepted the credentials.
+    pub ok: bool,
+    /// The upstream's HTTP status, when it answered.
+    pub status: Option<u16>,
+    /// Round-trip time in milliseconds.
+    pub latency_ms: u32,
+    /// What happened, in words.
+    pub message: String,
+}
+
+/// A client API key as the API shows it (never the key itself).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyView {
+    /// Stable id (used in the request log).
+    pub id: String,
+    /// Display name, unique.
+    pub name: String,
+    /// Scopes granted (e.g. `lease:exclusive`).
+    pub scopes: Vec<String>,
+    /// Connections this key may use; empty means all.
+    pub allowed_connections: Vec<String>,
+    /// When the key was created.
+    pub created_at: UnixMillis,
+}
+
+/// A new client API key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyCreateRequest {
+    /// Display name, unique (1–64 characters).
+    pub name: String,
+    /// The key to accept (at least 16 characters); generated when absent.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Scopes granted.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Connections this key may use; empty means all.
+    #[serde(default)]
+    pub allowed_connections: Vec<String>,
+}
+
+/// The created key. `secret` is present only when the gateway generated the key:
+/// it is shown this once and stored only as a hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyCreatedResult {
+    /// The stored key's view.
+    pub key: ApiKeyView,
+    /// The generated plaintext key, shown once.
+    pub secret: Option<String>,
+}
+
+/// How a combo orders its targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComboStrategy {
+    /// Ordered fallback: the first healthy target wins, later ones are fallbacks.
+    Priority,
+}
+
+/// One target of a combo: `provider/model` (or a bare model id), optionally pinned
+/// to one connection of that provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComboTarget {
+    /// `provider/model` or a bare model id.
+    pub model: String,
+    /// Pin to this connection id.
+    #[serde(default)]
+    pub connection: Option<String>,
+}
+
+/// A named list of targets with a routing strategy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComboView {
+    /// The name clients put in `model` (`[A-Za-z0-9_/.-]`, 1–128 characters).
+    pub name: String,
+    /// How targets are ordered.
+    pub strategy: ComboStrategy,
+    /// Targets in order (1–64).
+    pub targets: Vec<ComboTarget>,
+}
+
+/// A user alias: a model name that routes to another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AliasView {
+    /// The name clients send.
+    pub from: String,
+    /// What it routes to: `provider/model`, a bare model id or a combo name.
+    pub to: String,
+}
+
+/// Per-provider summary in the health document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderHealthView {
+    /// Provider id.
+    pub provider: String,
+    /// Connections configured.
+    pub connections: u32,
+    /// Connections enabled.
+    pub enabled_connections: u32,
+}
+
+/// `GET /api/monitoring/health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthView {
+    /// `ok` while the gateway serves requests.
+    pub status: String,
+    /// Gateway version.
+    pub version: String,
+    /// The address the gateway listens on.
+    pub listen: String,
+    /// Milliseconds since start.
+    pub uptime_ms: f64,
+    /// One entry per provider with at least one connection.
+    pub providers: Vec<ProviderHealthView>,
+}
+
+/// One upstream attempt in the request log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestLogEntryView {
+    /// Row id (increasing).
+    pub id: f64,
+    /// When the attempt started.
+    pub at: UnixMillis,
+    /// Id shared by all attempts of one client request.
+    pub request_id: String,
+    /// The client API key's id (never the key).
+    pub api_key_id: Option<String>,
+    /// The client route (`/v1/messages`, ...).
+    pub route: String,
+    /// Provider tried.
+    pub provider: String,
+    /// Connection tried.
+    pub connection_id: String,
+    /// Upstream model id.
+    pub model: String,
+    /// Upstream HTTP status, when one arrived.
+    pub status: Option<u16>,
+    /// Milliseconds until the attempt ended (stream end for streams).
+    pub latency_ms: u32,
+    /// Response bytes relayed or read.
+    pub bytes: f64,
+    /// Why the attempt failed (`connect`, `timeout`, `http_503`, `stream_interrupted`,
+    /// `client_disconnected`, ...); `None` on success.
+    pub error_kind: Option<String>,
+}
+
+/// Query of `GET /api/logs`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogsQuery {
+    /// At most this many rows, newest first (1–1000, default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only rows with an id below this (for paging).
+    #[serde(default)]
+    pub before_id: Option<f64>,
+}
+
+/// One problem with a submitted document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationIssue {
+    /// JSON pointer to the offending field (`/targets/0/model`).
+    pub path: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+/// The error document of the management API (and, later, of IPC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagementError {
+    /// Stable machine code.
+    pub code: crate::ErrorCode,
+    /// Human explanation.
+    pub message: String,
+    /// Every bad field, for validation failures.
+    pub issues: Vec<ValidationIssue>,
+}

@@ -1,0 +1,211 @@
+//! Stable machine codes for every error the gateway produces itself.
+//!
+//! Each code has exactly one HTTP status ([`ErrorCode::http_status`]) and one wire
+//! string (its serde name, also sent in the `x-switchyard-error` header). Clients and
+//! scripts may match on these strings; changing one is a breaking change.
+
+use serde::{Deserialize, Serialize};
+
+/// A stable machine code for an error the gateway answers itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+pub enum ErrorCode {
+    /// The request body is not valid JSON (or not a JSON object).
+    #[serde(rename = "invalid_json")]
+    InvalidJson,
+    /// The request is well-formed JSON but misses or mistypes a required field.
+    #[serde(rename = "invalid_request")]
+    InvalidRequest,
+    /// The request body exceeds the gateway's size limit.
+    #[serde(rename = "body_too_large")]
+    BodyTooLarge,
+    /// No client API key, or one the gateway does not know.
+    #[serde(rename = "authentication_error")]
+    AuthenticationError,
+    /// The management token is missing or wrong.
+    #[serde(rename = "management_unauthorized")]
+    ManagementUnauthorized,
+    /// The Host header names neither a loopback host nor the configured listen host.
+    #[serde(rename = "forbidden_host")]
+    ForbiddenHost,
+    /// The requested model matches no provider, combo, alias or catalogue entry.
+    #[serde(rename = "model_not_found")]
+    ModelNotFound,
+    /// The model's targets exist but none speaks the client's wire format.
+    #[serde(rename = "format_mismatch")]
+    FormatMismatch,
+    /// Targets were resolved but no connection could run them (all disabled, or
+    /// excluded by the client key's allowed connections); no timer is involved.
+    #[serde(rename = "no_executable_targets")]
+    NoExecutableTargets,
+    /// Every target is excluded by a resilience timer; retry after `Retry-After`.
+    #[serde(rename = "all_targets_cooling_down")]
+    AllTargetsCoolingDown,
+    /// Every attempt failed upstream; the message names each attempt's outcome.
+    #[serde(rename = "all_attempts_failed")]
+    AllAttemptsFailed,
+    /// Every attempt was rate limited upstream.
+    #[serde(rename = "all_attempts_rate_limited")]
+    AllAttemptsRateLimited,
+    /// The upstream stream broke after bytes had reached the client.
+    #[serde(rename = "upstream_stream_interrupted")]
+    UpstreamStreamInterrupted,
+    /// WebSocket transport is not offered; clients fall back to HTTP streaming.
+    #[serde(rename = "websocket_unsupported")]
+    WebsocketUnsupported,
+    /// A management document failed validation; `issues` names every bad field.
+    #[serde(rename = "validation_failed")]
+    ValidationFailed,
+    /// The addressed management resource does not exist.
+    #[serde(rename = "not_found")]
+    NotFound,
+    /// The resource already exists (duplicate id or name).
+    #[serde(rename = "conflict")]
+    Conflict,
+    /// The gateway is shutting down and takes no new requests.
+    #[serde(rename = "shutting_down")]
+    ShuttingDown,
+    /// An unexpected internal failure (database error and the like).
+    #[serde(rename = "internal_error")]
+    InternalError,
+}
+
+impl ErrorCode {
+    /// Every code, for tables and snapshot tests.
+    pub const ALL: [ErrorCode; 19] = [
+        ErrorCode::InvalidJson,
+        ErrorCode::InvalidRequest,
+        ErrorCode::BodyTooLarge,
+        ErrorCode::AuthenticationError,
+        ErrorCode::ManagementUnauthorized,
+        ErrorCode::ForbiddenHost,
+        ErrorCode::ModelNotFound,
+        ErrorCode::FormatMismatch,
+        ErrorCode::NoExecutableTargets,
+        ErrorCode::AllTargetsCoolingDown,
+        ErrorCode::AllAttemptsFailed,
+        ErrorCode::AllAttemptsRateLimited,
+        ErrorCode::UpstreamStreamInterrupted,
+        ErrorCode::WebsocketUnsupported,
+        ErrorCode::ValidationFailed,
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::ShuttingDown,
+        ErrorCode::InternalError,
+    ];
+
+    /// The HTTP status this code is always answered with.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidJson
+            | ErrorCode::InvalidRequest
+            | ErrorCode::FormatMismatch
+            | ErrorCode::ValidationFailed => 400,
+            ErrorCode::AuthenticationError | ErrorCode::ManagementUnauthorized => 401,
+            ErrorCode::ForbiddenHost => 403,
+            ErrorCode::ModelNotFound | ErrorCode::NoExecutableTargets | ErrorCode::NotFound => 404,
+            ErrorCode::Conflict => 409,
+            ErrorCode::BodyTooLarge => 413,
+            ErrorCode::WebsocketUnsupported => 426,
+            ErrorCode::AllAttemptsRateLimited => 429,
+            ErrorCode::InternalError => 500,
+            ErrorCode::AllAttemptsFailed | ErrorCode::UpstreamStreamInterrupted => 502,
+            ErrorCode::AllTargetsCoolingDown | ErrorCode::ShuttingDown => 503,
+        }
+    }
+
+    /// The wire string (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::BodyTooLarge => "body_too_large",
+            ErrorCode::AuthenticationError => "authentication_error",
+            ErrorCode::ManagementUnauthorized => "management_unauthorized",
+            ErrorCode::ForbiddenHost => "forbidden_host",
+            ErrorCode::ModelNotFound => "model_not_found",
+            ErrorCode::FormatMismatch => "format_mismatch",
+            ErrorCode::NoExecutableTargets => "no_executable_targets",
+            ErrorCode::AllTargetsCoolingDown => "all_targets_cooling_down",
+            ErrorCode::AllAttemptsFailed => "all_attempts_failed",
+            ErrorCode::AllAttemptsRateLimited => "all_attempts_rate_limited",
+            ErrorCode::UpstreamStreamInterrupted => "upstream_stream_interrupted",
+            ErrorCode::WebsocketUnsupported => "websocket_unsupported",
+            ErrorCode::ValidationFailed => "validation_failed",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::InternalError => "internal_error",
+        }
+    }
+
+    /// The `error.type` a client of the Anthropic format expects for this status.
+    pub fn anthropic_type(self) -> &'static str {
+        match self.http_status() {
+            400 | 409 | 426 => "invalid_request_error",
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            503 => "overloaded_error",
+            _ => "api_error",
+        }
+    }
+
+    /// The `error.type` a client of the OpenAI formats expects for this status.
+    pub fn openai_type(self) -> &'static str {
+        match self.http_status() {
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            429 => "rate_limit_error",
+            400 | 409 | 413 | 426 => "invalid_request_error",
+            _ => "server_error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_string_equals_serde_name_for_every_code() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn status_table_is_pinned() {
+        let table: Vec<String> = ErrorCode::ALL
+            .iter()
+            .map(|c| format!("{} {}", c.http_status(), c.as_str()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                "400 invalid_json",
+                "400 invalid_request",
+                "413 body_too_large",
+                "401 authentication_error",
+                "401 management_unauthorized",
+                "403 forbidden_host",
+                "404 model_not_found",
+                "400 format_mismatch",
+                "404 no_executable_targets",
+                "503 all_targets_cooling_down",
+                "502 all_attempts_failed",
+                "429 all_attempts_rate_limited",
+                "502 upstream_stream_interrupted",
+                "426 websocket_unsupported",
+                "400 validation_failed",
+                "404 not_found",
+                "409 conflict",
+                "503 shutting_down",
+                "500 internal_error",
+            ]
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Black-box scenario tests live in tests/*.rs.
