@@ -1,1 +1,22 @@
-//! placeholder
+//! The Switchyard gateway runtime: a local LLM gateway that spreads IDE agents'
+//! traffic over the user's provider connections and fails over between them.
+//!
+//! Layout: `store` (SQLite), `routing` (snapshot + model resolution), `proxy`
+//! (forwarding, failover, SSE relay), `http` (the `/v1` and `/api` routers and their
+//! guards), `management` (the one service behind REST and IPC), `config` (TOML
+//! import), `server` (start/shutdown).
+
+pub mod clock;
+pub mod config;
+pub mod errors;
+mod http;
+pub mod management;
+pub mod proxy;
+pub mod request_log;
+pub mod routing;
+pub mod secrets;
+pub mod server;
+pub mod state;
+pub mod store;
+
+pub use server::{Gateway, GatewayConfig, TokenSource};

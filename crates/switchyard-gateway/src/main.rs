@@ -1,1 +1,134 @@
-fn main() {}
+//! The `switchyard` headless binary: `switchyard serve` runs the gateway until
+//! SIGINT or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use switchyard_gateway::config::ConfigFile;
+use switchyard_gateway::server::{DEFAULT_LISTEN, MANAGEMENT_TOKEN_FILE};
+use switchyard_gateway::{Gateway, GatewayConfig, TokenSource};
+
+/// Switchyard: a local LLM gateway for IDE coding agents.
+#[derive(Parser)]
+#[command(name = "switchyard", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the gateway (headless) until interrupted.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on [default: the config file's gateway.listen, else 127.0.0.1:7821].
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Allow a non-loopback listen address (client API keys are then always required).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Data directory for the database and management token [default: the OS data dir].
+    #[arg(long, env = "SWITCHYARD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// TOML config file imported at start (idempotent).
+    #[arg(long, env = "SWITCHYARD_CONFIG")]
+    config: Option<PathBuf>,
+    /// Management API token (overrides the stored one; not persisted).
+    #[arg(long, env = "SWITCHYARD_MANAGEMENT_TOKEN", hide_env_values = true)]
+    management_token: Option<String>,
+    /// Seconds in-flight requests may run on after SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 30)]
+    shutdown_grace_secs: u64,
+    /// Rows kept in the request log.
+    #[arg(long, default_value_t = 100_000)]
+    log_retention_rows: u32,
+}
+
+fn default_data_dir() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("switchyard")
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let file_listen = match &args.config {
+        Some(path) => ConfigFile::load(path)?.gateway.listen,
+        None => None,
+    };
+    let listen = match (args.listen, file_listen) {
+        (Some(l), _) => l,
+        (None, Some(text)) => text.parse().with_context(|| format!("gateway.listen '{text}' is not an address"))?,
+        (None, None) => DEFAULT_LISTEN.parse()?,
+    };
+    let mut config = GatewayConfig::new(&data_dir);
+    config.listen = listen;
+    config.allow_remote = args.allow_remote;
+    config.config_file = args.config;
+    config.management_token = args.management_token;
+    config.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
+    config.log_retention_rows = args.log_retention_rows;
+
+    let gateway = Gateway::start(config).await?;
+    eprintln!("Switchyard gateway listening on {}", gateway.base_url());
+    eprintln!("  data directory: {}", data_dir.display());
+    eprintln!("  Claude Code:  ANTHROPIC_BASE_URL={}", gateway.base_url());
+    eprintln!("  Codex / OpenAI SDKs: base_url = {}/v1", gateway.base_url());
+    if gateway.imported_changes() > 0 {
+        eprintln!("  config import: {} item(s) created or updated", gateway.imported_changes());
+    }
+    match gateway.token_source() {
+        TokenSource::Generated => {
+            eprintln!("  management token (shown once, stored in {}):", data_dir.join(MANAGEMENT_TOKEN_FILE).display());
+            println!("{}", gateway.management_token());
+        }
+        TokenSource::Stored => {
+            eprintln!("  management token: see {}", data_dir.join(MANAGEMENT_TOKEN_FILE).display());
+        }
+        TokenSource::Override => eprintln!("  management token: as given"),
+    }
+    wait_for_signal().await;
+    eprintln!("shutting down: letting in-flight requests finish");
+    gateway.shutdown().await;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+    }
+}

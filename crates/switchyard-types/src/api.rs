@@ -357,3 +357,14 @@ pub struct ManagementError {
     /// Every bad field, for validation failures.
     pub issues: Vec<ValidationIssue>,
 }
+
+/// Gateway-wide settings that are not resilience settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewaySettings {
+    /// Accept inference requests without a client key when they come from a
+    /// loopback address. Off by default: any local process could otherwise spend
+    /// the user's provider quota.
+    #[serde(default)]
+    pub allow_unauthenticated_loopback: bool,
+}

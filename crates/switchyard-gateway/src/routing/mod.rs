@@ -5,10 +5,10 @@
 //! path loads it once per request without locks or database reads, and management
 //! writes rebuild it from the store after committing.
 
-mod connection;
+pub mod connection;
 mod resolve;
 mod table;
 
 pub use connection::{Connection, UpstreamEndpoint};
 pub use resolve::{Candidate, CandidatePlan, RouteKind};
-pub use table::{ClientKey, RoutingTable, SharedRouting};
+pub use table::{ClientKey, Combo, RoutingTable, SharedRouting};

@@ -104,6 +104,11 @@ impl RoutingTable {
         Some(targets)
     }
 
+    /// Whether a combo target or alias destination names something routable now.
+    pub fn target_resolves(&self, name: &str) -> bool {
+        self.resolve_plain(name).is_some()
+    }
+
     fn resolve_targets(&self, name: &str) -> Option<(RouteKind, Vec<Target>)> {
         if let Some(targets) = self.resolve_combo(name) {
             return Some((RouteKind::Combo(name.to_owned()), targets));
@@ -255,7 +260,7 @@ mod tests {
             updated_at: UnixMillis(0),
         }];
         let aliases = vec![AliasRecord { alias: "fast".into(), target: "glm/glm-4.5-air".into() }];
-        RoutingTable::build(&conns, &[], &combos, &aliases)
+        RoutingTable::build(&conns, &[], &combos, &aliases, Default::default())
     }
 
     fn ids(plan: &CandidatePlan) -> Vec<String> {

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use switchyard_types::api::{ComboTarget, ComboStrategy};
+use switchyard_types::api::{ComboStrategy, ComboTarget, GatewaySettings};
 
 use super::connection::Connection;
 use crate::secrets::{parse_hash_hex, KeyHash};
@@ -52,6 +52,8 @@ pub struct RoutingTable {
     pub aliases: HashMap<String, String>,
     /// Client keys by hash.
     pub client_keys: HashMap<KeyHash, Arc<ClientKey>>,
+    /// Gateway-wide settings (client auth policy).
+    pub gateway: GatewaySettings,
 }
 
 impl RoutingTable {
@@ -61,8 +63,9 @@ impl RoutingTable {
         keys: &[ApiKeyRecord],
         combos: &[ComboRecord],
         aliases: &[AliasRecord],
+        gateway: GatewaySettings,
     ) -> RoutingTable {
-        let mut table = RoutingTable::default();
+        let mut table = RoutingTable { gateway, ..RoutingTable::default() };
         for record in connections {
             let conn = Arc::new(Connection::from_record(record));
             table.by_id.insert(conn.id.clone(), conn.clone());

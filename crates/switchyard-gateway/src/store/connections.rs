@@ -109,14 +109,14 @@ impl Store {
     /// All connections, in routing order (priority, then id).
     pub async fn list_connections(&self) -> StoreResult<Vec<ConnectionRecord>> {
         let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY priority, id");
-        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(&self.pool).await?;
         rows.iter().map(from_row).collect()
     }
 
     /// One connection by id.
     pub async fn get_connection(&self, id: &str) -> StoreResult<Option<ConnectionRecord>> {
         let sql = format!("SELECT {COLUMNS} FROM connections WHERE id = ?");
-        let row = sqlx::query(&sql).bind(id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
 
@@ -133,7 +133,7 @@ impl Store {
              provider_specific_json=excluded.provider_specific_json, \
              updated_at=excluded.updated_at"
         );
-        sqlx::query(&sql)
+        sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&c.id)
             .bind(&c.provider)
             .bind(c.api_format.as_str())

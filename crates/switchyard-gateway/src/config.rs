@@ -1,0 +1,276 @@
+//! The TOML config file: seeds connections, client keys, combos, aliases and gateway
+//! settings at start. Import is idempotent (each item is upserted by its id or name
+//! and untouched when equal) and all-or-nothing: every item is validated before the
+//! first write, so a bad file changes nothing and names every problem.
+//!
+//! Keys are snake_case, except tables that mirror JSON API documents
+//! (`provider_specific`), which keep the API's camelCase keys.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+use switchyard_types::api::{
+    AliasView, ApiKeyCreateRequest, ComboStrategy, ComboTarget, ComboView, ConnectionCreateRequest,
+    GatewaySettings,
+};
+use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
+
+use crate::management::ManagementService;
+
+/// The whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// `[gateway]`.
+    #[serde(default)]
+    pub gateway: GatewaySection,
+    /// `[[api_keys]]`.
+    #[serde(default)]
+    pub api_keys: Vec<ConfigApiKey>,
+    /// `[[connections]]`.
+    #[serde(default)]
+    pub connections: Vec<ConfigConnection>,
+    /// `[[combos]]`.
+    #[serde(default)]
+    pub combos: Vec<ConfigCombo>,
+    /// `[[aliases]]`.
+    #[serde(default)]
+    pub aliases: Vec<ConfigAlias>,
+}
+
+/// `[gateway]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySection {
+    /// Listen address (the `--listen` flag wins).
+    pub listen: Option<String>,
+    /// Accept keyless requests from loopback peers.
+    pub allow_unauthenticated_loopback: Option<bool>,
+}
+
+/// `[[api_keys]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigApiKey {
+    /// Unique name.
+    pub name: String,
+    /// The key, stored hashed.
+    pub key: String,
+    /// Scopes.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Allowed connection ids; empty = all.
+    #[serde(default)]
+    pub allowed_connections: Vec<String>,
+}
+
+/// `[[connections]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigConnection {
+    /// Stable id (required here so re-imports update the same row).
+    pub id: String,
+    /// Provider id.
+    pub provider: String,
+    /// Wire format, when the provider does not imply it.
+    pub api_format: Option<ApiFormat>,
+    /// Display name.
+    pub name: Option<String>,
+    /// `api_key` (default), `oauth` or `none`.
+    #[serde(default = "default_auth")]
+    pub auth: AuthKind,
+    /// API key.
+    pub api_key: Option<String>,
+    /// OAuth access token.
+    pub access_token: Option<String>,
+    /// OAuth refresh token.
+    pub refresh_token: Option<String>,
+    /// OAuth expiry, Unix ms.
+    pub expires_at: Option<i64>,
+    /// Base URL override.
+    pub base_url: Option<String>,
+    /// Lower first.
+    pub priority: Option<i32>,
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// Concurrency cap.
+    pub max_concurrent: Option<u32>,
+    /// Model catalogue.
+    pub models: Option<Vec<String>>,
+    /// Provider-specific options (camelCase keys).
+    pub provider_specific: Option<Value>,
+}
+
+fn default_auth() -> AuthKind {
+    AuthKind::ApiKey
+}
+
+/// A combo target: `"provider/model"` or `{ model = "...", connection = "..." }`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ConfigTarget {
+    /// Just the model.
+    Model(String),
+    /// Model pinned to a connection.
+    Pinned(ComboTarget),
+}
+
+/// `[[combos]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigCombo {
+    /// Name clients send.
+    pub name: String,
+    /// Strategy (default `priority`).
+    #[serde(default = "default_strategy")]
+    pub strategy: ComboStrategy,
+    /// Ordered targets.
+    pub targets: Vec<ConfigTarget>,
+}
+
+fn default_strategy() -> ComboStrategy {
+    ComboStrategy::Priority
+}
+
+/// `[[aliases]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigAlias {
+    /// Name clients send.
+    pub from: String,
+    /// Where it routes.
+    pub to: String,
+}
+
+/// A config file that could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Reading the file failed.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// Path.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown keys.
+    #[error("config file {path} is invalid: {message}")]
+    Parse {
+        /// Path.
+        path: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// Items failed validation; nothing was written.
+    #[error("config file {path} was not imported (nothing changed):\n  {}", .problems.join("\n  "))]
+    Invalid {
+        /// Path.
+        path: String,
+        /// One line per problem, naming the item and field.
+        problems: Vec<String>,
+    },
+}
+
+impl ConfigFile {
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse { path: shown, message: e.to_string() })
+    }
+
+    fn connection_requests(&self) -> Vec<ConnectionCreateRequest> {
+        self.connections
+            .iter()
+            .map(|c| ConnectionCreateRequest {
+                id: Some(c.id.clone()),
+                provider: c.provider.clone(),
+                api_format: c.api_format,
+                name: c.name.clone(),
+                auth_kind: c.auth,
+                api_key: c.api_key.clone(),
+                access_token: c.access_token.clone(),
+                refresh_token: c.refresh_token.clone(),
+                expires_at: c.expires_at.map(UnixMillis),
+                base_url: c.base_url.clone(),
+                priority: c.priority,
+                enabled: c.enabled,
+                max_concurrent: c.max_concurrent,
+                models: c.models.clone(),
+                provider_specific: c.provider_specific.clone(),
+            })
+            .collect()
+    }
+
+    fn key_requests(&self) -> Vec<ApiKeyCreateRequest> {
+        self.api_keys
+            .iter()
+            .map(|k| ApiKeyCreateRequest {
+                name: k.name.clone(),
+                key: Some(k.key.clone()),
+                scopes: k.scopes.clone(),
+                allowed_connections: k.allowed_connections.clone(),
+            })
+            .collect()
+    }
+
+    fn combo_views(&self) -> Vec<ComboView> {
+        self.combos
+            .iter()
+            .map(|c| ComboView {
+                name: c.name.clone(),
+                strategy: c.strategy,
+                targets: c
+                    .targets
+                    .iter()
+                    .map(|t| match t {
+                        ConfigTarget::Model(m) => ComboTarget { model: m.clone(), connection: None },
+                        ConfigTarget::Pinned(p) => p.clone(),
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Imports the file: validates every item (against the store as it would be
+    /// after the import), then upserts. Returns the number of items changed.
+    pub async fn import(&self, path: &Path, service: &ManagementService) -> Result<usize, ConfigError> {
+        let connections = self.connection_requests();
+        let keys = self.key_requests();
+        let combos = self.combo_views();
+        let aliases: Vec<AliasView> =
+            self.aliases.iter().map(|a| AliasView { from: a.from.clone(), to: a.to.clone() }).collect();
+        let problems = service.dry_run_import(&connections, &keys, &combos, &aliases).await;
+        if !problems.is_empty() {
+            return Err(ConfigError::Invalid { path: path.display().to_string(), problems });
+        }
+        let fail = |what: String, e: crate::errors::GatewayError| ConfigError::Invalid {
+            path: path.display().to_string(),
+            problems: vec![format!("{what}: {}", e.message)],
+        };
+        let mut changed = 0;
+        for (i, c) in connections.into_iter().enumerate() {
+            let outcome = service.upsert_connection(c).await.map_err(|e| fail(format!("connections[{i}]"), e))?;
+            changed += usize::from(outcome != crate::management::ConnectionUpsert::Unchanged);
+        }
+        for (i, k) in keys.into_iter().enumerate() {
+            changed += usize::from(service.upsert_api_key(k).await.map_err(|e| fail(format!("api_keys[{i}]"), e))?);
+        }
+        for (i, c) in combos.into_iter().enumerate() {
+            changed += usize::from(service.put_combo(c).await.map_err(|e| fail(format!("combos[{i}]"), e))?);
+        }
+        for (i, a) in aliases.into_iter().enumerate() {
+            changed += usize::from(service.put_alias(a).await.map_err(|e| fail(format!("aliases[{i}]"), e))?);
+        }
+        if let Some(allow) = self.gateway.allow_unauthenticated_loopback {
+            let current = service.gateway_settings().await.map_err(|e| fail("gateway".into(), e))?;
+            if current.allow_unauthenticated_loopback != allow {
+                let settings = GatewaySettings { allow_unauthenticated_loopback: allow };
+                service.put_gateway_settings(settings).await.map_err(|e| fail("gateway".into(), e))?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+}

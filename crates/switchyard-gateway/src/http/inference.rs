@@ -1,0 +1,181 @@
+//! Client inference endpoints: authenticate, read and validate the body, plan the
+//! candidates, forward. Errors are rendered in the endpoint's own wire format.
+
+use std::net::SocketAddr;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode, Uri, header};
+use http_body_util::LengthLimitError;
+use switchyard_types::{ClientFormat, ErrorCode};
+
+use super::guard::authenticate;
+use crate::errors::{ErrorFormat, GatewayError, Rendered};
+use crate::proxy::{ClientBody, ForwardRequest, forward};
+use crate::routing::UpstreamEndpoint;
+use crate::state::AppState;
+
+/// What distinguishes the four client endpoints.
+struct Endpoint {
+    format: ClientFormat,
+    upstream: UpstreamEndpoint,
+    route: &'static str,
+}
+
+/// `POST /v1/messages` (Anthropic Messages).
+pub async fn messages(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let ep = Endpoint {
+        format: ClientFormat::AnthropicMessages,
+        upstream: UpstreamEndpoint::Messages,
+        route: "/v1/messages",
+    };
+    handle(state, peer, uri, headers, body, ep).await
+}
+
+/// `POST /v1/messages/count_tokens`.
+pub async fn count_tokens(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let ep = Endpoint {
+        format: ClientFormat::AnthropicMessages,
+        upstream: UpstreamEndpoint::CountTokens,
+        route: "/v1/messages/count_tokens",
+    };
+    handle(state, peer, uri, headers, body, ep).await
+}
+
+/// `POST /v1/chat/completions`.
+pub async fn chat_completions(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let ep = Endpoint {
+        format: ClientFormat::OpenaiChat,
+        upstream: UpstreamEndpoint::ChatCompletions,
+        route: "/v1/chat/completions",
+    };
+    handle(state, peer, uri, headers, body, ep).await
+}
+
+/// `POST /v1/responses`.
+pub async fn responses(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let ep = Endpoint {
+        format: ClientFormat::OpenaiResponses,
+        upstream: UpstreamEndpoint::Responses,
+        route: "/v1/responses",
+    };
+    handle(state, peer, uri, headers, body, ep).await
+}
+
+/// `GET /v1/responses`: Codex's built-in provider tries a WebSocket here first.
+/// Answer at once so it falls back to HTTP streaming.
+pub async fn responses_websocket() -> Response {
+    GatewayError::new(
+        ErrorCode::WebsocketUnsupported,
+        "WebSocket transport is not offered; use POST /v1/responses with \"stream\": true",
+    )
+    .render(ErrorFormat::Client(ClientFormat::OpenaiResponses))
+}
+
+/// `HEAD`/`GET /api/hello`: the reachability probe Claude Code sends.
+pub async fn hello() -> impl IntoResponse {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], "{\"ok\":true}")
+}
+
+async fn handle(
+    state: AppState,
+    peer: SocketAddr,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+    ep: Endpoint,
+) -> Response {
+    match prepare_and_forward(&state, Some(peer), &uri, &headers, body, &ep).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn prepare_and_forward(
+    state: &AppState,
+    peer: Option<SocketAddr>,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+    ep: &Endpoint,
+) -> Result<Response, Rendered> {
+    let format = ErrorFormat::Client(ep.format);
+    let table = state.routing.load();
+    let key = authenticate(&table, headers, peer).map_err(|e| Rendered(e, format))?;
+    let bytes = read_body(body, headers, state.options.max_body_bytes)
+        .await
+        .map_err(|e| Rendered(e, format))?;
+    let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
+    let plan = table
+        .plan(body.model(), ep.format, key.as_deref())
+        .map_err(|e| Rendered(e, format))?;
+    let request = ForwardRequest {
+        format: ep.format,
+        endpoint: ep.upstream,
+        route: ep.route,
+        query: uri.query(),
+        headers,
+        body,
+        plan,
+        api_key_id: key.map(|k| k.id.clone()),
+        request_id: uuid::Uuid::new_v4().simple().to_string(),
+    };
+    Ok(forward(state, request).await)
+}
+
+/// Reads the whole client body (requests are small next to responses), refusing
+/// anything over `limit` before reading it when the length is declared.
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<bytes::Bytes, GatewayError> {
+    let too_large = || {
+        GatewayError::new(
+            ErrorCode::BodyTooLarge,
+            format!("request body exceeds the gateway's limit of {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => Ok(bytes),
+        Err(e) => {
+            let inner = e.into_inner();
+            if inner.downcast_ref::<LengthLimitError>().is_some() {
+                Err(too_large())
+            } else {
+                Err(GatewayError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("could not read the request body: {inner}"),
+                ))
+            }
+        }
+    }
+}

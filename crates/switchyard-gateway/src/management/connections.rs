@@ -1,0 +1,280 @@
+//! Connection (provider) operations: list, get, create, patch, delete, test, and the
+//! idempotent upsert used by config import.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use switchyard_types::api::{ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult, ConnectionView};
+use switchyard_types::{ApiFormat, AuthKind, ErrorCode};
+
+use super::validate::{self, Issues};
+use super::{ManagementService, MgmtResult};
+use crate::errors::GatewayError;
+use crate::routing::connection::effective_base_url;
+use crate::routing::Connection;
+use crate::store::ConnectionRecord;
+
+/// What an upsert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionUpsert {
+    /// A new row.
+    Created,
+    /// An existing row changed.
+    Updated,
+    /// The row already held exactly this.
+    Unchanged,
+}
+
+/// The API view of a record (no secrets).
+pub fn view(r: &ConnectionRecord) -> ConnectionView {
+    ConnectionView {
+        id: r.id.clone(),
+        provider: r.provider.clone(),
+        api_format: r.api_format,
+        name: r.name.clone(),
+        auth_kind: r.auth_kind,
+        has_secret: match r.auth_kind {
+            AuthKind::ApiKey => r.api_key.is_some(),
+            AuthKind::Oauth => r.access_token.is_some(),
+            AuthKind::None => false,
+        },
+        has_refresh_token: r.refresh_token.is_some(),
+        token_expires_at: r.token_expires_at,
+        base_url: r.base_url.clone(),
+        effective_base_url: effective_base_url(r),
+        priority: r.priority,
+        enabled: r.enabled,
+        max_concurrent: r.max_concurrent,
+        models: r.models.clone(),
+        provider_specific: r.provider_specific.clone(),
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// Validates a record as a whole; the same rules serve create, patch and import.
+fn check_record(r: &ConnectionRecord, issues: &mut Issues) {
+    validate::check_connection_id(issues, "/id", &r.id);
+    validate::check_provider(issues, &r.provider);
+    validate::check_name(issues, "/name", &r.name);
+    validate::check_credentials(issues, r.auth_kind, r.api_key.as_deref(), r.access_token.as_deref());
+    validate::check_base_url(issues, &r.provider, r.base_url.as_deref());
+    validate::check_max_concurrent(issues, r.max_concurrent);
+    validate::check_models(issues, &r.models);
+    validate::check_provider_specific(issues, &r.provider_specific);
+}
+
+impl ManagementService {
+    /// All connections in routing order.
+    pub async fn list_connections(&self) -> MgmtResult<Vec<ConnectionView>> {
+        Ok(self.store.list_connections().await?.iter().map(view).collect())
+    }
+
+    /// One connection.
+    pub async fn get_connection(&self, id: &str) -> MgmtResult<ConnectionView> {
+        self.store.get_connection(id).await?.map(|r| view(&r)).ok_or_else(|| missing(id))
+    }
+
+    /// Builds and validates a record from a create request, keeping `created_at`
+    /// of an existing row.
+    pub(super) fn record_from_request(
+        &self,
+        req: ConnectionCreateRequest,
+        existing: Option<&ConnectionRecord>,
+    ) -> MgmtResult<ConnectionRecord> {
+        let mut issues = Issues::default();
+        let id = req.id.unwrap_or_else(|| format!("{}-{}", req.provider, &uuid::Uuid::new_v4().simple().to_string()[..8]));
+        let api_format = validate::resolve_format(&mut issues, &req.provider, req.api_format);
+        let now = self.clock.now_wall();
+        let record = ConnectionRecord {
+            name: req.name.unwrap_or_else(|| id.clone()),
+            id,
+            provider: req.provider,
+            api_format,
+            auth_kind: req.auth_kind,
+            api_key: non_empty(req.api_key),
+            access_token: non_empty(req.access_token),
+            refresh_token: non_empty(req.refresh_token),
+            token_expires_at: req.expires_at,
+            base_url: non_empty(req.base_url),
+            priority: req.priority.unwrap_or(0),
+            enabled: req.enabled.unwrap_or(true),
+            max_concurrent: req.max_concurrent,
+            models: req.models.unwrap_or_default(),
+            provider_specific: req.provider_specific.unwrap_or_else(|| Value::Object(Map::new())),
+            created_at: existing.map_or(now, |e| e.created_at),
+            updated_at: now,
+        };
+        check_record(&record, &mut issues);
+        if issues.is_empty() { Ok(record) } else { Err(GatewayError::validation(issues.0)) }
+    }
+
+    /// Creates a connection; 409 when the id exists.
+    pub async fn create_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionView> {
+        if let Some(id) = &req.id {
+            if self.store.get_connection(id).await?.is_some() {
+                return Err(GatewayError::new(ErrorCode::Conflict, format!("connection '{id}' already exists")));
+            }
+        }
+        let record = self.record_from_request(req, None)?;
+        self.store.put_connection(&record).await?;
+        self.reload().await?;
+        Ok(view(&record))
+    }
+
+    /// Creates or replaces a connection by id, writing nothing when the stored row
+    /// already matches (so importing the same config twice changes nothing).
+    pub async fn upsert_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionUpsert> {
+        let existing = match &req.id {
+            Some(id) => self.store.get_connection(id).await?,
+            None => None,
+        };
+        let mut record = self.record_from_request(req, existing.as_ref())?;
+        let outcome = match &existing {
+            None => ConnectionUpsert::Created,
+            Some(old) => {
+                let mut candidate = record.clone();
+                candidate.updated_at = old.updated_at;
+                if &candidate == old {
+                    return Ok(ConnectionUpsert::Unchanged);
+                }
+                ConnectionUpsert::Updated
+            }
+        };
+        record.created_at = existing.as_ref().map_or(record.created_at, |e| e.created_at);
+        self.store.put_connection(&record).await?;
+        self.reload().await?;
+        Ok(outcome)
+    }
+
+    /// Applies a partial change.
+    pub async fn update_connection(&self, id: &str, patch: ConnectionPatch) -> MgmtResult<ConnectionView> {
+        let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+        let mut issues = Issues::default();
+        if let Some(v) = patch.name {
+            r.name = v;
+        }
+        if let Some(f) = patch.api_format {
+            r.api_format = validate::resolve_format(&mut issues, &r.provider, Some(f));
+        }
+        if let Some(v) = patch.auth_kind {
+            r.auth_kind = v;
+        }
+        if let Some(v) = patch.api_key {
+            r.api_key = non_empty(Some(v));
+        }
+        if let Some(v) = patch.access_token {
+            r.access_token = non_empty(Some(v));
+        }
+        if let Some(v) = patch.refresh_token {
+            r.refresh_token = non_empty(v);
+        }
+        if let Some(v) = patch.expires_at {
+            r.token_expires_at = v;
+        }
+        if let Some(v) = patch.base_url {
+            r.base_url = non_empty(v);
+        }
+        if let Some(v) = patch.priority {
+            r.priority = v;
+        }
+        if let Some(v) = patch.enabled {
+            r.enabled = v;
+        }
+        if let Some(v) = patch.max_concurrent {
+            r.max_concurrent = v;
+        }
+        if let Some(v) = patch.models {
+            r.models = v;
+        }
+        if let Some(v) = patch.provider_specific {
+            merge_provider_specific(&mut r.provider_specific, v, &mut issues);
+        }
+        check_record(&r, &mut issues);
+        if !issues.is_empty() {
+            return Err(GatewayError::validation(issues.0));
+        }
+        r.updated_at = self.clock.now_wall();
+        self.store.put_connection(&r).await?;
+        self.reload().await?;
+        Ok(view(&r))
+    }
+
+    /// Deletes a connection.
+    pub async fn delete_connection(&self, id: &str) -> MgmtResult<()> {
+        if !self.store.delete_connection(id).await? {
+            return Err(missing(id));
+        }
+        self.reload().await
+    }
+
+    /// Checks a connection's credentials with one cheap upstream call (the model
+    /// list), never spending tokens.
+    pub async fn test_connection(&self, id: &str) -> MgmtResult<ConnectionTestResult> {
+        let record = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+        let conn = Connection::from_record(&record);
+        let url = match conn.api_format {
+            ApiFormat::Anthropic => format!("{}/v1/models", conn.base_url),
+            ApiFormat::Openai => format!("{}/models", conn.base_url),
+        };
+        let headers = crate::proxy::upstream_headers(&http::HeaderMap::new(), &conn);
+        let started = tokio::time::Instant::now();
+        let sent = self.http.get(url).headers(headers).timeout(Duration::from_secs(15)).send().await;
+        let latency_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
+        Ok(match sent {
+            Ok(resp) => {
+                let status = resp.status();
+                ConnectionTestResult {
+                    ok: status.is_success(),
+                    status: Some(status.as_u16()),
+                    latency_ms,
+                    message: if status.is_success() {
+                        "the upstream accepted the credentials".to_owned()
+                    } else {
+                        format!("the upstream answered HTTP {}", status.as_u16())
+                    },
+                }
+            }
+            Err(e) => ConnectionTestResult {
+                ok: false,
+                status: None,
+                latency_ms,
+                message: if e.is_connect() {
+                    "could not connect to the upstream".to_owned()
+                } else if e.is_timeout() {
+                    "the upstream did not answer within 15 s".to_owned()
+                } else {
+                    "the request to the upstream failed".to_owned()
+                },
+            },
+        })
+    }
+}
+
+/// Merges a patch object into provider-specific options; `null` removes a key.
+fn merge_provider_specific(target: &mut Value, patch: Value, issues: &mut Issues) {
+    let Value::Object(patch) = patch else {
+        issues.add("/providerSpecific", "must be a JSON object");
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = target {
+        for (k, v) in patch {
+            if v.is_null() {
+                map.remove(&k);
+            } else {
+                map.insert(k, v);
+            }
+        }
+    }
+}
+
+fn missing(id: &str) -> GatewayError {
+    GatewayError::new(ErrorCode::NotFound, format!("connection '{id}' does not exist"))
+}

@@ -1,0 +1,90 @@
+//! `ManagementService`: every management operation, taking and returning
+//! `switchyard-types` documents. The REST handlers (and later the desktop IPC
+//! commands) are thin adapters over it.
+//!
+//! Writes validate the whole document first, then commit to SQLite, then rebuild
+//! the routing snapshot, so the request path sees either the old or the new state.
+
+mod api_keys;
+mod connections;
+mod import;
+mod monitoring;
+mod routes;
+pub mod validate;
+
+use std::sync::Arc;
+
+use switchyard_types::api::GatewaySettings;
+
+use crate::clock::Clock;
+use crate::errors::GatewayError;
+use crate::routing::{RoutingTable, SharedRouting};
+use crate::store::{Store, StoreError};
+
+pub use connections::ConnectionUpsert;
+
+/// Settings key of the gateway settings document.
+pub const GATEWAY_SETTINGS_KEY: &str = "gateway";
+
+/// Result of a management operation.
+pub type MgmtResult<T> = Result<T, GatewayError>;
+
+impl From<StoreError> for GatewayError {
+    fn from(e: StoreError) -> Self {
+        GatewayError::internal(e)
+    }
+}
+
+/// The management operations over one store and routing snapshot.
+#[derive(Clone)]
+pub struct ManagementService {
+    store: Store,
+    routing: SharedRouting,
+    clock: Arc<dyn Clock>,
+    http: reqwest::Client,
+    started_at: tokio::time::Instant,
+    listen: String,
+}
+
+impl ManagementService {
+    /// A service over `store`, publishing into `routing`.
+    pub fn new(
+        store: Store,
+        routing: SharedRouting,
+        clock: Arc<dyn Clock>,
+        http: reqwest::Client,
+        listen: String,
+    ) -> ManagementService {
+        ManagementService { store, routing, clock, http, started_at: tokio::time::Instant::now(), listen }
+    }
+
+    /// The store (for start-up tasks and tests).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Rebuilds the routing snapshot from the store.
+    pub async fn reload(&self) -> MgmtResult<()> {
+        let connections = self.store.list_connections().await?;
+        let keys = self.store.list_api_keys().await?;
+        let combos = self.store.list_combos().await?;
+        let aliases = self.store.list_aliases().await?;
+        let gateway: GatewaySettings =
+            self.store.get_setting(GATEWAY_SETTINGS_KEY).await?.unwrap_or_default();
+        let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
+        self.routing.store(Arc::new(table));
+        Ok(())
+    }
+
+    /// The gateway settings.
+    pub async fn gateway_settings(&self) -> MgmtResult<GatewaySettings> {
+        Ok(self.store.get_setting(GATEWAY_SETTINGS_KEY).await?.unwrap_or_default())
+    }
+
+    /// Replaces the gateway settings.
+    pub async fn put_gateway_settings(&self, settings: GatewaySettings) -> MgmtResult<GatewaySettings> {
+        self.store.put_setting(GATEWAY_SETTINGS_KEY, &settings, self.clock.now_wall()).await?;
+        self.reload().await?;
+        Ok(settings)
+    }
+}

@@ -1,0 +1,52 @@
+//! Health and request-log queries.
+
+use std::collections::BTreeMap;
+
+use switchyard_types::api::{HealthView, LogsQuery, ProviderHealthView, RequestLogEntryView};
+
+use super::validate::Issues;
+use super::{ManagementService, MgmtResult};
+use crate::errors::GatewayError;
+
+impl ManagementService {
+    /// The basic health document: liveness and per-provider connection counts.
+    pub async fn health(&self) -> MgmtResult<HealthView> {
+        let table = self.routing.load();
+        let mut providers: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+        for conn in table.by_id.values() {
+            let entry = providers.entry(conn.provider.as_str()).or_default();
+            entry.0 += 1;
+            entry.1 += u32::from(conn.enabled);
+        }
+        Ok(HealthView {
+            status: "ok".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            listen: self.listen.clone(),
+            uptime_ms: self.started_at.elapsed().as_millis() as f64,
+            providers: providers
+                .into_iter()
+                .map(|(p, (n, e))| ProviderHealthView {
+                    provider: p.to_owned(),
+                    connections: n,
+                    enabled_connections: e,
+                })
+                .collect(),
+        })
+    }
+
+    /// Recent attempts, newest first.
+    pub async fn logs(&self, query: LogsQuery) -> MgmtResult<Vec<RequestLogEntryView>> {
+        let mut issues = Issues::default();
+        let limit = query.limit.unwrap_or(100);
+        if !(1..=1000).contains(&limit) {
+            issues.add("/limit", "must be between 1 and 1000");
+        }
+        if query.before_id.is_some_and(|b| !(b.is_finite() && b >= 0.0)) {
+            issues.add("/beforeId", "must be a non-negative row id");
+        }
+        if !issues.is_empty() {
+            return Err(GatewayError::validation(issues.0));
+        }
+        Ok(self.store.list_attempts(limit, query.before_id.map(|b| b as i64)).await?)
+    }
+}

@@ -1,0 +1,12 @@
+//! The forwarding path: read the client body once, rewrite only its `model`, build
+//! upstream headers from scratch, try candidates in order with failover, and relay
+//! the chosen response chunk by chunk.
+
+mod body;
+mod forward;
+mod headers;
+mod relay;
+
+pub use body::ClientBody;
+pub use forward::{forward, ForwardRequest};
+pub use headers::{SESSION_HEADERS, upstream_headers};

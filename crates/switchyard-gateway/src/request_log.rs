@@ -1,0 +1,144 @@
+//! The request log's write side: attempts are queued on a bounded channel and a
+//! background task writes them in batches, so the request path never waits on
+//! SQLite. Fail-open: when the queue is full a row is dropped and counted, never
+//! blocking a request. Retention is bounded by row count.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::store::{AttemptLogRow, Store};
+
+/// Queue capacity between the request path and the writer.
+const QUEUE_CAPACITY: usize = 16_384;
+/// Rows written per transaction at most.
+const BATCH_MAX: usize = 1_024;
+
+/// Cheap handle for recording attempts.
+#[derive(Debug, Clone)]
+pub struct RequestLogSink {
+    tx: mpsc::Sender<AttemptLogRow>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl RequestLogSink {
+    /// Queues a row; drops it (and counts the drop) when the writer lags.
+    pub fn record(&self, row: AttemptLogRow) {
+        if self.tx.try_send(row).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Rows dropped because the writer lagged.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Starts the writer task. It flushes what is queued when `shutdown` fires.
+pub fn spawn_writer(
+    store: Store,
+    retention_rows: u32,
+    shutdown: CancellationToken,
+) -> (RequestLogSink, JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::channel::<AttemptLogRow>(QUEUE_CAPACITY);
+    let sink = RequestLogSink { tx, dropped: Arc::new(AtomicU64::new(0)) };
+    let handle = tokio::spawn(async move {
+        let mut batch: Vec<AttemptLogRow> = Vec::with_capacity(BATCH_MAX);
+        let mut since_prune: usize = 0;
+        loop {
+            let first = tokio::select! {
+                row = rx.recv() => row,
+                () = shutdown.cancelled() => None,
+            };
+            let Some(first) = first else { break };
+            batch.push(first);
+            while batch.len() < BATCH_MAX {
+                match rx.try_recv() {
+                    Ok(row) => batch.push(row),
+                    Err(_) => break,
+                }
+            }
+            since_prune += batch.len();
+            write_batch(&store, &mut batch).await;
+            if since_prune >= 1_000 {
+                since_prune = 0;
+                if let Err(e) = store.prune_attempts(retention_rows).await {
+                    tracing::warn!(event = "request_log.prune_failed", error = %e);
+                }
+            }
+        }
+        // Shutdown: drain whatever is still queued.
+        while let Ok(row) = rx.try_recv() {
+            batch.push(row);
+        }
+        write_batch(&store, &mut batch).await;
+        if let Err(e) = store.prune_attempts(retention_rows).await {
+            tracing::warn!(event = "request_log.prune_failed", error = %e);
+        }
+    });
+    (sink, handle)
+}
+
+async fn write_batch(store: &Store, batch: &mut Vec<AttemptLogRow>) {
+    if let Err(e) = store.insert_attempts(batch).await {
+        tracing::warn!(event = "request_log.write_failed", rows = batch.len(), error = %e);
+    }
+    batch.clear();
+}
+
+/// One attempt being timed. Finishing it queues the row; dropping it unfinished
+/// (the client went away mid-stream) queues it as `client_disconnected`.
+#[derive(Debug)]
+pub struct AttemptLog {
+    sink: RequestLogSink,
+    row: Option<AttemptLogRow>,
+    started: Instant,
+}
+
+impl AttemptLog {
+    /// Starts timing an attempt described by `row` (status and outcome filled later).
+    pub fn start(sink: &RequestLogSink, row: AttemptLogRow) -> AttemptLog {
+        AttemptLog { sink: sink.clone(), row: Some(row), started: Instant::now() }
+    }
+
+    /// Records the final status, byte count and failure kind.
+    pub fn finish(&mut self, status: Option<u16>, bytes: u64, error_kind: Option<String>) {
+        if let Some(mut row) = self.row.take() {
+            row.status = status.or(row.status);
+            row.bytes = bytes;
+            row.error_kind = error_kind;
+            row.latency_ms = elapsed_ms(self.started);
+            self.sink.record(row);
+        }
+    }
+
+    /// Notes the upstream status before the body is done.
+    pub fn set_status(&mut self, status: u16) {
+        if let Some(row) = self.row.as_mut() {
+            row.status = Some(status);
+        }
+    }
+}
+
+impl Drop for AttemptLog {
+    fn drop(&mut self) {
+        if let Some(mut row) = self.row.take() {
+            row.error_kind = Some("client_disconnected".to_owned());
+            row.latency_ms = elapsed_ms(self.started);
+            self.sink.record(row);
+        }
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u32 {
+    u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX)
+}
+
+/// How long the writer may take to flush at shutdown.
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);

@@ -1,0 +1,254 @@
+//! Start-up and shutdown of a gateway: data directory, store, config import,
+//! management token, listener, request-log writer, and a graceful stop that lets
+//! in-flight streams finish up to a bound.
+//!
+//! The headless binary, the tests and (later) the desktop shell all start the
+//! gateway through [`Gateway::start`].
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use arc_swap::ArcSwap;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::ConfigFile;
+use crate::management::ManagementService;
+use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
+use crate::routing::RoutingTable;
+use crate::secrets::generate_secret;
+use crate::state::{GatewayState, ProxyOptions};
+use crate::store::Store;
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7821";
+/// File in the data directory holding the management token.
+pub const MANAGEMENT_TOKEN_FILE: &str = "management-token";
+
+/// How to start a gateway.
+#[derive(Clone)]
+pub struct GatewayConfig {
+    /// Directory for the database and the management token.
+    pub data_dir: PathBuf,
+    /// Address to bind (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Permit a non-loopback listen address.
+    pub allow_remote: bool,
+    /// Config file to import at start.
+    pub config_file: Option<PathBuf>,
+    /// Management token override (not persisted).
+    pub management_token: Option<String>,
+    /// Request-path tunables.
+    pub proxy: ProxyOptions,
+    /// Rows kept in the request log.
+    pub log_retention_rows: u32,
+    /// How long in-flight requests may run on after shutdown starts.
+    pub shutdown_grace: Duration,
+    /// Clock.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl GatewayConfig {
+    /// Defaults for a data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> GatewayConfig {
+        GatewayConfig {
+            data_dir: data_dir.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 7821)),
+            allow_remote: false,
+            config_file: None,
+            management_token: None,
+            proxy: ProxyOptions::default(),
+            log_retention_rows: 100_000,
+            shutdown_grace: Duration::from_secs(30),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// Where the management token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    /// Generated now and written to the data directory (print it once).
+    Generated,
+    /// Read from the data directory.
+    Stored,
+    /// Given by flag or environment.
+    Override,
+}
+
+/// A running gateway.
+pub struct Gateway {
+    addr: SocketAddr,
+    token: String,
+    token_source: TokenSource,
+    imported_changes: usize,
+    state: Arc<GatewayState>,
+    shutdown: CancellationToken,
+    server: JoinHandle<()>,
+    log_writer: JoinHandle<()>,
+    grace: Duration,
+}
+
+impl Gateway {
+    /// Starts a gateway and returns once it accepts connections.
+    pub async fn start(config: GatewayConfig) -> anyhow::Result<Gateway> {
+        if !config.listen.ip().is_loopback() && !config.allow_remote {
+            anyhow::bail!(
+                "refusing to listen on {} (not loopback) without --allow-remote; \
+                 client API keys are then always required",
+                config.listen
+            );
+        }
+        prepare_data_dir(&config.data_dir)?;
+        let store = Store::open(&config.data_dir).await?;
+        let (token, token_source) = management_token(&config.data_dir, config.management_token.clone())?;
+
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.proxy.connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_nodelay(true)
+            .build()
+            .context("building the upstream HTTP client")?;
+        let routing = Arc::new(ArcSwap::from_pointee(RoutingTable::default()));
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let addr = listener.local_addr()?;
+        let management =
+            ManagementService::new(store.clone(), routing.clone(), config.clock.clone(), http.clone(), addr.to_string());
+        management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
+        let imported_changes = match &config.config_file {
+            Some(path) => ConfigFile::load(path)?.import(path, &management).await?,
+            None => 0,
+        };
+
+        let shutdown = CancellationToken::new();
+        let (log, log_writer) = spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
+        let mut extra_hosts = Vec::new();
+        if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+            extra_hosts.push(addr.ip().to_string());
+        }
+        let state = Arc::new(GatewayState {
+            routing,
+            http,
+            clock: config.clock.clone(),
+            log,
+            options: config.proxy.clone(),
+            management,
+            management_token: token.clone(),
+            listen: addr,
+            extra_hosts,
+            started: tokio::time::Instant::now(),
+        });
+        let app = crate::http::router(state.clone())
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let stop = shutdown.clone();
+        let server = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                tracing::error!(event = "server.failed", error = %e);
+            }
+        });
+        tracing::info!(event = "gateway.started", listen = %addr);
+        Ok(Gateway {
+            addr,
+            token,
+            token_source,
+            imported_changes,
+            state,
+            shutdown,
+            server,
+            log_writer,
+            grace: config.shutdown_grace,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The management token (for the binary to print once, and for tests).
+    pub fn management_token(&self) -> &str {
+        &self.token
+    }
+
+    /// Where the token came from.
+    pub fn token_source(&self) -> TokenSource {
+        self.token_source
+    }
+
+    /// Items the config import changed.
+    pub fn imported_changes(&self) -> usize {
+        self.imported_changes
+    }
+
+    /// The management service (what the desktop IPC will call).
+    pub fn management(&self) -> &ManagementService {
+        &self.state.management
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish for up to the
+    /// grace period, flushes the request log and closes the store.
+    pub async fn shutdown(self) {
+        self.shutdown.cancel();
+        let mut server = self.server;
+        if tokio::time::timeout(self.grace, &mut server).await.is_err() {
+            tracing::warn!(event = "gateway.shutdown_grace_elapsed", grace_s = self.grace.as_secs());
+            server.abort();
+        }
+        let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
+        self.state.management.store().close().await;
+        tracing::info!(event = "gateway.stopped");
+    }
+}
+
+/// Creates the data directory with owner-only permissions.
+fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot restrict permissions of {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// The override, else the stored token, else a new one written with mode 0600.
+fn management_token(dir: &Path, override_token: Option<String>) -> anyhow::Result<(String, TokenSource)> {
+    if let Some(t) = override_token.filter(|t| !t.trim().is_empty()) {
+        return Ok((t.trim().to_owned(), TokenSource::Override));
+    }
+    let path = dir.join(MANAGEMENT_TOKEN_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let token = text.trim().to_owned();
+        if !token.is_empty() {
+            return Ok((token, TokenSource::Stored));
+        }
+    }
+    let token = generate_secret("sym-");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    use std::io::Write;
+    let mut file = options.open(&path).with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(format!("{token}\n").as_bytes())?;
+    Ok((token, TokenSource::Generated))
+}

@@ -1,0 +1,63 @@
+//! The shared runtime state every handler sees.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::clock::Clock;
+use crate::management::ManagementService;
+use crate::request_log::RequestLogSink;
+use crate::routing::SharedRouting;
+
+/// Tunables of the request path (not user settings: fixed at start).
+#[derive(Debug, Clone)]
+pub struct ProxyOptions {
+    /// Largest accepted client body.
+    pub max_body_bytes: usize,
+    /// Time allowed to connect to an upstream.
+    pub connect_timeout: Duration,
+    /// Time allowed from sending a request until the upstream's first body byte.
+    pub start_timeout: Duration,
+    /// Time allowed to read a failed attempt's error body.
+    pub error_body_timeout: Duration,
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        ProxyOptions {
+            max_body_bytes: 32 * 1024 * 1024,
+            connect_timeout: Duration::from_secs(10),
+            start_timeout: Duration::from_secs(600),
+            error_body_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Everything shared by the routers.
+pub struct GatewayState {
+    /// The routing snapshot.
+    pub routing: SharedRouting,
+    /// Shared upstream HTTP client (connection pool).
+    pub http: reqwest::Client,
+    /// Wall clock.
+    pub clock: Arc<dyn Clock>,
+    /// Request-log sink.
+    pub log: RequestLogSink,
+    /// Request path tunables.
+    pub options: ProxyOptions,
+    /// Management operations.
+    pub management: ManagementService,
+    /// Hash of the management token.
+    pub management_token: String,
+    /// The bound address.
+    pub listen: SocketAddr,
+    /// Lower-cased host names accepted in the Host header besides loopback names.
+    pub extra_hosts: Vec<String>,
+    /// Process start, for uptime.
+    pub started: Instant,
+}
+
+/// Handle passed to axum.
+pub type AppState = Arc<GatewayState>;
