@@ -1,1 +1,143 @@
-//! Black-box scenario tests live in tests/*.rs.
+//! Harness for the black-box scenarios in `tests/tests/`: a real gateway on
+//! 127.0.0.1:0 with a temporary SQLite file, configured through a real TOML config
+//! file, talked to over real HTTP.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use switchyard_gateway::{Gateway, GatewayConfig};
+use tempfile::TempDir;
+
+/// The client key every scenario's config registers.
+pub const CLIENT_KEY: &str = "sy-test-client-key-0001";
+/// The management token every scenario uses.
+pub const MANAGEMENT_TOKEN: &str = "sym-test-management-token";
+
+/// A running gateway with its data directory.
+pub struct TestGateway {
+    gateway: Option<Gateway>,
+    /// Temporary data directory (deleted on drop).
+    pub dir: TempDir,
+    /// The config file the gateway imported.
+    pub config_path: PathBuf,
+    /// A plain HTTP client.
+    pub http: reqwest::Client,
+}
+
+/// The `[[api_keys]]` entry for [`CLIENT_KEY`].
+pub fn client_key_toml() -> String {
+    format!("[[api_keys]]\nname = \"ide\"\nkey = \"{CLIENT_KEY}\"\n")
+}
+
+impl TestGateway {
+    /// Starts a gateway importing `config_toml`.
+    pub async fn start(config_toml: &str) -> TestGateway {
+        TestGateway::start_with(config_toml, |_| {}).await
+    }
+
+    /// Starts a gateway importing `config_toml`, after `adjust` tweaks its config.
+    pub async fn start_with(config_toml: &str, adjust: impl FnOnce(&mut GatewayConfig)) -> TestGateway {
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("no temp dir: {e}"),
+        };
+        let config_path = dir.path().join("switchyard.toml");
+        if let Err(e) = std::fs::write(&config_path, config_toml) {
+            panic!("cannot write config: {e}");
+        }
+        let mut config = GatewayConfig::new(dir.path().join("data"));
+        config.listen = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+        config.config_file = Some(config_path.clone());
+        config.management_token = Some(MANAGEMENT_TOKEN.to_owned());
+        config.shutdown_grace = Duration::from_secs(2);
+        adjust(&mut config);
+        let gateway = match Gateway::start(config).await {
+            Ok(g) => g,
+            Err(e) => panic!("gateway failed to start: {e:#}"),
+        };
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        TestGateway { gateway: Some(gateway), dir, config_path, http }
+    }
+
+    /// The running gateway.
+    pub fn gateway(&self) -> &Gateway {
+        match &self.gateway {
+            Some(g) => g,
+            None => panic!("gateway already shut down"),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.gateway().base_url())
+    }
+
+    /// POSTs `body` to an inference endpoint with the client key as a bearer token.
+    pub async fn post(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .bearer_auth(CLIENT_KEY)
+            .json(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path} failed: {e}"))
+    }
+
+    /// A management request builder with the token set.
+    pub fn mgmt(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, self.url(path)).bearer_auth(MANAGEMENT_TOKEN)
+    }
+
+    /// GETs a management document as JSON, asserting 200.
+    pub async fn mgmt_json(&self, path: &str) -> Value {
+        let response = self
+            .mgmt(reqwest::Method::GET, path)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path} failed: {e}"));
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.json().await.unwrap_or_else(|e| panic!("GET {path} not JSON: {e}"))
+    }
+
+    /// Waits until the request log holds at least `n` rows, returning them.
+    pub async fn wait_for_log_rows(&self, n: usize) -> Vec<Value> {
+        for _ in 0..400 {
+            let rows = self.mgmt_json("/api/logs?limit=1000").await;
+            let rows = rows.as_array().cloned().unwrap_or_default();
+            if rows.len() >= n {
+                return rows;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("request log never reached {n} rows");
+    }
+
+    /// Shuts the gateway down gracefully.
+    pub async fn shutdown(&mut self) {
+        if let Some(g) = self.gateway.take() {
+            g.shutdown().await;
+        }
+    }
+}
+
+/// Reads a response body as text.
+pub async fn text(response: reqwest::Response) -> String {
+    response.text().await.unwrap_or_else(|e| panic!("body unreadable: {e}"))
+}
+
+/// Reads a response body as JSON.
+pub async fn json(response: reqwest::Response) -> Value {
+    response.json().await.unwrap_or_else(|e| panic!("body not JSON: {e}"))
+}
+
+/// `data:` payloads of an SSE text, parsed as JSON where possible.
+pub fn sse_data(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap_or(Value::String(d.to_owned())))
+        .collect()
+}
