@@ -56,10 +56,7 @@ impl TestGateway {
             Ok(g) => g,
             Err(e) => panic!("gateway failed to start: {e:#}"),
         };
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let http = reqwest::Client::builder().no_proxy().build().unwrap_or_else(|e| panic!("{e}"));
         TestGateway { gateway: Some(gateway), dir, config_path, http }
     }
 

@@ -40,8 +40,10 @@ fn request(stream: bool) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_503_fails_over_to_the_next_connection_invisibly() {
-    let mut a = FakeUpstream::start(Reply::json(503, wire::anthropic_error("overloaded_error", "busy"))).await;
-    let mut b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "from b"))).await;
+    let mut a =
+        FakeUpstream::start(Reply::json(503, wire::anthropic_error("overloaded_error", "busy"))).await;
+    let mut b =
+        FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "from b"))).await;
     a.expect_calls(1);
     b.expect_calls(1);
     let gw = TestGateway::start(&two_accounts(&a, &b)).await;
@@ -56,7 +58,10 @@ async fn a_503_fails_over_to_the_next_connection_invisibly() {
     let to_a = a.last_request().unwrap_or_else(|| panic!("a not called"));
     assert_eq!(to_a.header("authorization"), Some("Bearer oauth-token-a"));
     assert_eq!(to_a.header("anthropic-beta"), Some("oauth-2025-04-20"));
-    assert_eq!(b.last_request().and_then(|r| r.header("x-api-key").map(str::to_owned)), Some("sk-ant-b".into()));
+    assert_eq!(
+        b.last_request().and_then(|r| r.header("x-api-key").map(str::to_owned)),
+        Some("sk-ant-b".into())
+    );
 
     let rows = gw.wait_for_log_rows(2).await;
     let (newest, oldest) = (&rows[0], &rows[1]);
@@ -72,7 +77,8 @@ async fn a_503_fails_over_to_the_next_connection_invisibly() {
 
 #[tokio::test]
 async fn rate_limits_connect_errors_and_early_resets_fail_over() {
-    let a = FakeUpstream::start(Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down"))).await;
+    let a =
+        FakeUpstream::start(Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down"))).await;
     let b = FakeUpstream::start(Reply::sse(wire::anthropic_sse("claude-sonnet-4-6", "ok"))).await;
     let gw = TestGateway::start(&two_accounts(&a, &b)).await;
     assert_eq!(gw.post("/v1/messages", &request(true)).await.status(), 200);
@@ -118,7 +124,11 @@ async fn a_slow_upstream_times_out_and_fails_over() {
 
 #[tokio::test]
 async fn when_every_attempt_fails_one_error_names_each_outcome() {
-    let a = FakeUpstream::start(Reply::json(503, wire::anthropic_error("overloaded_error", "upstream A overloaded"))).await;
+    let a = FakeUpstream::start(Reply::json(
+        503,
+        wire::anthropic_error("overloaded_error", "upstream A overloaded"),
+    ))
+    .await;
     let b = FakeUpstream::start(Reply::json(500, json!({}))).await;
     let gw = TestGateway::start(&two_accounts(&a, &b)).await;
     let response = gw.post("/v1/messages", &request(false)).await;
@@ -164,14 +174,17 @@ async fn no_failover_once_bytes_reached_the_client() {
 async fn a_partial_frame_is_dropped_before_the_error_event() {
     let frames = wire::chat_sse("glm-4.6", "partial");
     let half = &frames[1][..frames[1].len() / 2];
-    let up = FakeUpstream::start(Reply::sse(vec![frames[0].clone(), half.to_owned()]).ending(StreamEnd::Reset)).await;
+    let up =
+        FakeUpstream::start(Reply::sse(vec![frames[0].clone(), half.to_owned()]).ending(StreamEnd::Reset))
+            .await;
     let config = format!(
         "{}\n[[connections]]\nid = \"o\"\nprovider = \"openai-compatible\"\napi_key = \"k\"\nbase_url = \"{}/v1\"\nmodels = [\"glm-4.6\"]\n",
         client_key_toml(),
         up.url()
     );
     let gw = TestGateway::start(&config).await;
-    let response = gw.post("/v1/chat/completions", &json!({"model": "glm-4.6", "stream": true, "messages": []})).await;
+    let response =
+        gw.post("/v1/chat/completions", &json!({"model": "glm-4.6", "stream": true, "messages": []})).await;
     let relayed = text(response).await;
     let events = sse_data(&relayed);
     assert_eq!(events.len(), 2, "{relayed}");

@@ -91,7 +91,12 @@ async fn importing_the_same_config_twice_gives_identical_state() {
     let mut first = TestGateway::start(&full_config(&a, &k)).await;
     assert!(first.gateway().imported_changes() >= 5);
     let dump = database_dump(&first).await;
-    let api = (first.mgmt_json("/api/providers").await, first.mgmt_json("/api/keys").await, first.mgmt_json("/api/combos").await, first.mgmt_json("/api/aliases").await);
+    let api = (
+        first.mgmt_json("/api/providers").await,
+        first.mgmt_json("/api/keys").await,
+        first.mgmt_json("/api/combos").await,
+        first.mgmt_json("/api/aliases").await,
+    );
     assert!(dump.iter().any(|r| r.contains("kimi-k2")));
     assert!(!dump.iter().any(|r| r.contains("sy-test-client-key")), "client key stored in plaintext");
     let data_dir = first.dir.path().join("data");
@@ -108,9 +113,15 @@ async fn importing_the_same_config_twice_gives_identical_state() {
     drop(second_dir);
     assert_eq!(again.gateway().imported_changes(), 0);
     assert_eq!(database_dump(&again).await, dump);
-    let api_again = (again.mgmt_json("/api/providers").await, again.mgmt_json("/api/keys").await, again.mgmt_json("/api/combos").await, again.mgmt_json("/api/aliases").await);
+    let api_again = (
+        again.mgmt_json("/api/providers").await,
+        again.mgmt_json("/api/keys").await,
+        again.mgmt_json("/api/combos").await,
+        again.mgmt_json("/api/aliases").await,
+    );
     assert_eq!(api_again, api);
-    let claude = api.0.as_array().and_then(|l| l.iter().find(|c| c["id"] == "claude-a")).cloned().unwrap_or_default();
+    let claude =
+        api.0.as_array().and_then(|l| l.iter().find(|c| c["id"] == "claude-a")).cloned().unwrap_or_default();
     assert_eq!(claude["providerSpecific"]["lowPriorityMode"], true);
     assert_eq!(claude["providerSpecific"]["organizationUUID"], "0000-org");
     assert_eq!(claude["maxConcurrent"], 2);
@@ -155,7 +166,8 @@ targets = ["nowhere/model-x"]
     assert!(gateway.management().list_connections().await.map(|l| l.is_empty()).unwrap_or(false));
     gateway.shutdown().await;
 
-    std::fs::write(&path, "[[connections]]\nid = \"x\"\nprovider = \"anthropic\"\nbogus = 1\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, "[[connections]]\nid = \"x\"\nprovider = \"anthropic\"\nbogus = 1\n")
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut config = GatewayConfig::new(dir.path().join("data2"));
     config.listen = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
     config.config_file = Some(path);
@@ -180,15 +192,25 @@ async fn provider_crud_validates_and_stores_nothing_on_error() {
     assert_eq!(bad.status(), 400);
     let error = body_json(bad).await["error"].clone();
     assert_eq!(error["code"], "validation_failed");
-    let paths: Vec<&str> = error["issues"].as_array().map(|a| a.iter().filter_map(|i| i["path"].as_str()).collect()).unwrap_or_default();
+    let paths: Vec<&str> = error["issues"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|i| i["path"].as_str()).collect())
+        .unwrap_or_default();
     for p in ["/apiFormat", "/apiKey", "/baseUrl", "/maxConcurrent", "/providerSpecific/lowPriorityMode"] {
         assert!(paths.contains(&p), "missing {p} in {paths:?}");
     }
     assert_eq!(gw.mgmt_json("/api/providers").await, json!([]));
 
-    let unknown_field = gw.mgmt(Method::POST, "/api/providers").json(&json!({"provider": "anthropic", "authKind": "api_key", "apiKey": "k", "colour": "red"})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let unknown_field = gw
+        .mgmt(Method::POST, "/api/providers")
+        .json(&json!({"provider": "anthropic", "authKind": "api_key", "apiKey": "k", "colour": "red"}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(unknown_field.status(), 400);
-    assert!(body_json(unknown_field).await["error"]["message"].as_str().unwrap_or_default().contains("colour"));
+    assert!(
+        body_json(unknown_field).await["error"]["message"].as_str().unwrap_or_default().contains("colour")
+    );
 
     let created = gw
         .mgmt(Method::POST, "/api/providers")
@@ -204,49 +226,97 @@ async fn provider_crud_validates_and_stores_nothing_on_error() {
     let dup = gw.mgmt(Method::POST, "/api/providers").json(&json!({"id": "glm", "provider": "glm", "apiFormat": "openai", "authKind": "none", "baseUrl": up.url()})).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dup.status(), 409);
 
-    let patched = gw.mgmt(Method::PATCH, "/api/providers/glm").json(&json!({"priority": 5, "providerSpecific": {"note": "x"}, "maxConcurrent": null})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let patched = gw
+        .mgmt(Method::PATCH, "/api/providers/glm")
+        .json(&json!({"priority": 5, "providerSpecific": {"note": "x"}, "maxConcurrent": null}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(patched.status(), 200);
     let view = body_json(patched).await;
     assert_eq!(view["priority"], 5);
     assert_eq!(view["providerSpecific"], json!({"note": "x"}));
 
-    let bad_patch = gw.mgmt(Method::PATCH, "/api/providers/glm").json(&json!({"priority": 9, "baseUrl": "ftp://nope"})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let bad_patch = gw
+        .mgmt(Method::PATCH, "/api/providers/glm")
+        .json(&json!({"priority": 9, "baseUrl": "ftp://nope"}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(bad_patch.status(), 400);
     assert_eq!(gw.mgmt_json("/api/providers/glm").await["priority"], 5, "a rejected patch changed state");
 
-    let test = body_json(gw.mgmt(Method::POST, "/api/providers/glm/test").send().await.unwrap_or_else(|e| panic!("{e}"))).await;
+    let test = body_json(
+        gw.mgmt(Method::POST, "/api/providers/glm/test").send().await.unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
     assert_eq!(test["ok"], true);
-    assert_eq!(up.last_request().map(|r| (r.path.clone(), r.header("authorization").map(str::to_owned))), Some(("/v1/models".into(), Some("Bearer glm-secret".into()))));
+    assert_eq!(
+        up.last_request().map(|r| (r.path.clone(), r.header("authorization").map(str::to_owned))),
+        Some(("/v1/models".into(), Some("Bearer glm-secret".into())))
+    );
 
     let health = gw.mgmt_json("/api/monitoring/health").await;
     assert_eq!(health["status"], "ok");
     assert_eq!(health["providers"], json!([{"provider": "glm", "connections": 1, "enabledConnections": 1}]));
 
-    assert_eq!(gw.mgmt(Method::DELETE, "/api/providers/glm").send().await.map(|r| r.status().as_u16()).unwrap_or(0), 204);
-    assert_eq!(gw.mgmt(Method::DELETE, "/api/providers/glm").send().await.map(|r| r.status().as_u16()).unwrap_or(0), 404);
+    assert_eq!(
+        gw.mgmt(Method::DELETE, "/api/providers/glm").send().await.map(|r| r.status().as_u16()).unwrap_or(0),
+        204
+    );
+    assert_eq!(
+        gw.mgmt(Method::DELETE, "/api/providers/glm").send().await.map(|r| r.status().as_u16()).unwrap_or(0),
+        404
+    );
 }
 
 #[tokio::test]
 async fn api_keys_work_at_once_are_shown_once_and_can_be_revoked() {
     let up = FakeUpstream::start(Reply::json(200, wire::chat_completion("gpt-5", "hi"))).await;
-    let config = format!("[[connections]]\nid = \"gpt\"\nprovider = \"openai\"\napi_key = \"k\"\nbase_url = \"{}/v1\"\n", up.url());
+    let config = format!(
+        "[[connections]]\nid = \"gpt\"\nprovider = \"openai\"\napi_key = \"k\"\nbase_url = \"{}/v1\"\n",
+        up.url()
+    );
     let gw = TestGateway::start(&config).await;
-    let created = body_json(gw.mgmt(Method::POST, "/api/keys").json(&json!({"name": "cursor"})).send().await.unwrap_or_else(|e| panic!("{e}"))).await;
+    let created = body_json(
+        gw.mgmt(Method::POST, "/api/keys")
+            .json(&json!({"name": "cursor"}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
     let secret = created["secret"].as_str().unwrap_or_default().to_owned();
     assert!(secret.starts_with("sy-") && secret.len() > 40);
     let listed = gw.mgmt_json("/api/keys").await;
     assert!(!listed.to_string().contains(&secret));
 
     let call = |key: String| {
-        let req = gw.http.post(gw.url("/v1/chat/completions")).bearer_auth(key).json(&json!({"model": "gpt-5", "messages": []}));
+        let req = gw
+            .http
+            .post(gw.url("/v1/chat/completions"))
+            .bearer_auth(key)
+            .json(&json!({"model": "gpt-5", "messages": []}));
         async move { req.send().await.map(|r| r.status().as_u16()).unwrap_or(0) }
     };
     assert_eq!(call(secret.clone()).await, 200);
     let id = created["key"]["id"].as_str().unwrap_or_default();
-    assert_eq!(gw.mgmt(Method::DELETE, &format!("/api/keys/{id}")).send().await.map(|r| r.status().as_u16()).unwrap_or(0), 204);
+    assert_eq!(
+        gw.mgmt(Method::DELETE, &format!("/api/keys/{id}"))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0),
+        204
+    );
     assert_eq!(call(secret).await, 401);
 
-    let bad = gw.mgmt(Method::POST, "/api/keys").json(&json!({"name": "x", "key": "short", "scopes": ["admin"], "allowedConnections": ["ghost"]})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let bad = gw
+        .mgmt(Method::POST, "/api/keys")
+        .json(&json!({"name": "x", "key": "short", "scopes": ["admin"], "allowedConnections": ["ghost"]}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(bad.status(), 400);
     let issues: Vec<Value> = body_json(bad).await["error"]["issues"].as_array().cloned().unwrap_or_default();
     assert_eq!(issues.len(), 3, "{issues:?}");
@@ -263,22 +333,43 @@ async fn combos_and_aliases_route_in_order() {
     assert_eq!(body_json(response).await["content"][0]["text"], "from kimi");
     assert_eq!(a.last_request().map(|r| r.json()["model"].clone()), Some(json!("claude-sonnet-4-6")));
     assert_eq!(k.last_request().map(|r| r.json()["model"].clone()), Some(json!("kimi-k2")));
-    assert_eq!(k.last_request().and_then(|r| r.header("x-api-key").map(str::to_owned)), Some("kimi-key".into()));
+    assert_eq!(
+        k.last_request().and_then(|r| r.header("x-api-key").map(str::to_owned)),
+        Some("kimi-key".into())
+    );
 
     let response = gw.post("/v1/messages", &json!({"model": "fast", "messages": []})).await;
     assert_eq!(response.status(), 200);
     assert_eq!(a.calls(), 1, "the alias must not touch the combo's first target");
 
-    let bad_combo = gw.mgmt(Method::POST, "/api/combos").json(&json!({"name": "x", "strategy": "priority", "targets": [{"model": "nowhere/m"}]})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let bad_combo = gw
+        .mgmt(Method::POST, "/api/combos")
+        .json(&json!({"name": "x", "strategy": "priority", "targets": [{"model": "nowhere/m"}]}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(bad_combo.status(), 400);
-    let bad_strategy = gw.mgmt(Method::POST, "/api/combos").json(&json!({"name": "x", "strategy": "telepathy", "targets": [{"model": "kimi-k2"}]})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let bad_strategy = gw
+        .mgmt(Method::POST, "/api/combos")
+        .json(&json!({"name": "x", "strategy": "telepathy", "targets": [{"model": "kimi-k2"}]}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(bad_strategy.status(), 400);
     assert_eq!(body_json(bad_strategy).await["error"]["issues"][0]["path"], "/strategy");
 
-    let put = gw.mgmt(Method::POST, "/api/aliases").json(&json!({"from": "smart", "to": "coding"})).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let put = gw
+        .mgmt(Method::POST, "/api/aliases")
+        .json(&json!({"from": "smart", "to": "coding"}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(put.status(), 200);
     assert_eq!(gw.post("/v1/messages", &json!({"model": "smart", "messages": []})).await.status(), 200);
-    assert_eq!(gw.mgmt(Method::DELETE, "/api/combos/coding").send().await.map(|r| r.status().as_u16()).unwrap_or(0), 204);
+    assert_eq!(
+        gw.mgmt(Method::DELETE, "/api/combos/coding").send().await.map(|r| r.status().as_u16()).unwrap_or(0),
+        204
+    );
     let gone = gw.post("/v1/messages", &json!({"model": "coding", "messages": []})).await;
     assert_eq!(gone.status(), 404);
 }

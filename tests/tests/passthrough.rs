@@ -58,7 +58,8 @@ fn without_model(mut v: Value) -> Value {
 
 #[tokio::test]
 async fn anthropic_messages_json_passes_through_with_only_the_model_rewritten() {
-    let anthropic = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "hi"))).await;
+    let anthropic =
+        FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "hi"))).await;
     let openai = FakeUpstream::start(Reply::json(500, json!({}))).await;
     let gw = TestGateway::start(&config(&anthropic, &openai)).await;
 
@@ -104,9 +105,7 @@ async fn anthropic_messages_sse_is_relayed_frame_for_frame() {
 
     let response = gw.post("/v1/messages", &claude_code_body("claude-sonnet-4-6", true)).await;
     assert_eq!(response.status(), 200);
-    assert!(
-        response.headers()["content-type"].to_str().unwrap_or_default().starts_with("text/event-stream")
-    );
+    assert!(response.headers()["content-type"].to_str().unwrap_or_default().starts_with("text/event-stream"));
     assert_eq!(text(response).await, frames.concat());
     // A bare claude-* id routes by prefix and is sent unchanged.
     assert_eq!(anthropic.last_request().map(|r| r.json()["model"].clone()), Some(json!("claude-sonnet-4-6")));
@@ -117,9 +116,8 @@ async fn count_tokens_passes_through() {
     let anthropic = FakeUpstream::start(Reply::json(200, wire::count_tokens(42))).await;
     let openai = FakeUpstream::start(Reply::json(500, json!({}))).await;
     let gw = TestGateway::start(&config(&anthropic, &openai)).await;
-    let response = gw
-        .post("/v1/messages/count_tokens", &json!({"model": "claude-sonnet-4-6", "messages": []}))
-        .await;
+    let response =
+        gw.post("/v1/messages/count_tokens", &json!({"model": "claude-sonnet-4-6", "messages": []})).await;
     assert_eq!(response.status(), 200);
     assert_eq!(body_json(response).await, json!({"input_tokens": 42}));
     assert_eq!(anthropic.last_request().map(|r| r.path), Some("/v1/messages/count_tokens".into()));
@@ -131,7 +129,8 @@ async fn chat_completions_json_and_sse() {
     let openai = FakeUpstream::start(Reply::json(200, wire::chat_completion("glm-4.6", "hi"))).await;
     let gw = TestGateway::start(&config(&anthropic, &openai)).await;
 
-    let body = json!({"model": "glm-4.6", "messages": [{"role": "developer", "content": "x"}], "custom": {"a": 1}});
+    let body =
+        json!({"model": "glm-4.6", "messages": [{"role": "developer", "content": "x"}], "custom": {"a": 1}});
     let response = gw.post("/v1/chat/completions", &body).await;
     assert_eq!(response.status(), 200);
     assert_eq!(body_json(response).await, wire::chat_completion("glm-4.6", "hi"));
@@ -143,7 +142,9 @@ async fn chat_completions_json_and_sse() {
 
     let frames = wire::chat_sse("glm-4.6", "streamed");
     openai.push(Reply::sse(frames.clone()));
-    let response = gw.post("/v1/chat/completions", &json!({"model": "glm/glm-4.6", "stream": true, "messages": []})).await;
+    let response = gw
+        .post("/v1/chat/completions", &json!({"model": "glm/glm-4.6", "stream": true, "messages": []}))
+        .await;
     assert_eq!(response.status(), 200);
     assert_eq!(text(response).await, frames.concat());
     assert_eq!(openai.last_request().map(|r| r.json()["model"].clone()), Some(json!("glm-4.6")));
@@ -196,12 +197,19 @@ async fn responses_json_and_sse_keep_codex_fields() {
 
 #[tokio::test]
 async fn upstream_request_errors_are_relayed_as_is() {
-    let anthropic = FakeUpstream::start(Reply::json(400, wire::anthropic_error("invalid_request_error", "max_tokens too large"))).await;
+    let anthropic = FakeUpstream::start(Reply::json(
+        400,
+        wire::anthropic_error("invalid_request_error", "max_tokens too large"),
+    ))
+    .await;
     let openai = FakeUpstream::start(Reply::json(500, json!({}))).await;
     let gw = TestGateway::start(&config(&anthropic, &openai)).await;
     let response = gw.post("/v1/messages", &claude_code_body("claude-x", false)).await;
     assert_eq!(response.status(), 400);
-    assert_eq!(body_json(response).await, wire::anthropic_error("invalid_request_error", "max_tokens too large"));
+    assert_eq!(
+        body_json(response).await,
+        wire::anthropic_error("invalid_request_error", "max_tokens too large")
+    );
     assert_eq!(anthropic.calls(), 1);
 }
 
@@ -211,9 +219,20 @@ async fn models_are_listed_in_the_clients_format() {
     let openai = FakeUpstream::start(Reply::json(500, json!({}))).await;
     let gw = TestGateway::start(&config(&anthropic, &openai)).await;
 
-    let openai_list = body_json(gw.http.get(gw.url("/v1/models")).bearer_auth(CLIENT_KEY).send().await.unwrap_or_else(|e| panic!("{e}"))).await;
+    let openai_list = body_json(
+        gw.http
+            .get(gw.url("/v1/models"))
+            .bearer_auth(CLIENT_KEY)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    )
+    .await;
     assert_eq!(openai_list["object"], "list");
-    let ids: Vec<&str> = openai_list["data"].as_array().map(|a| a.iter().filter_map(|m| m["id"].as_str()).collect()).unwrap_or_default();
+    let ids: Vec<&str> = openai_list["data"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|m| m["id"].as_str()).collect())
+        .unwrap_or_default();
     assert_eq!(ids, ["glm-4.6", "glm/glm-4.6"]);
 
     let anthropic_list = body_json(

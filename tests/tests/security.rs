@@ -42,7 +42,8 @@ async fn missing_or_unknown_client_keys_get_401_in_the_clients_format() {
     up.expect_calls(0);
     let gw = TestGateway::start(&config(&up, "")).await;
 
-    let none = gw.http.post(gw.url("/v1/messages")).json(&body()).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let none =
+        gw.http.post(gw.url("/v1/messages")).json(&body()).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(none.status(), 401);
     assert_eq!(none.headers()["x-switchyard-error"], "authentication_error");
     let b = body_json(none).await;
@@ -72,10 +73,18 @@ async fn missing_or_unknown_client_keys_get_401_in_the_clients_format() {
 async fn unauthenticated_loopback_can_be_allowed_explicitly() {
     let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "x"))).await;
     let gw = TestGateway::start(&config(&up, "[gateway]\nallow_unauthenticated_loopback = true\n")).await;
-    let response = gw.http.post(gw.url("/v1/messages")).json(&body()).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let response =
+        gw.http.post(gw.url("/v1/messages")).json(&body()).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 200);
     // A wrong key is still wrong.
-    let wrong = gw.http.post(gw.url("/v1/messages")).header("x-api-key", "sy-wrong-key-0000000000").json(&body()).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let wrong = gw
+        .http
+        .post(gw.url("/v1/messages"))
+        .header("x-api-key", "sy-wrong-key-0000000000")
+        .json(&body())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(wrong.status(), 401);
 }
 
@@ -117,7 +126,12 @@ async fn bad_bodies_get_400_or_413_naming_the_problem() {
     up.expect_calls(0);
     let gw = TestGateway::start_with(&config(&up, ""), |c| c.proxy.max_body_bytes = 4096).await;
     let send = |path: &'static str, raw: String| {
-        let request = gw.http.post(gw.url(path)).bearer_auth(CLIENT_KEY).header("content-type", "application/json").body(raw);
+        let request = gw
+            .http
+            .post(gw.url(path))
+            .bearer_auth(CLIENT_KEY)
+            .header("content-type", "application/json")
+            .body(raw);
         async move { request.send().await.unwrap_or_else(|e| panic!("{e}")) }
     };
 
@@ -132,19 +146,22 @@ async fn bad_bodies_get_400_or_413_naming_the_problem() {
     assert_eq!(no_model.status(), 400);
     assert!(text(no_model).await.contains("no 'model' field"));
 
-    let unknown = send("/v1/chat/completions", json!({"model": "mystery-model", "messages": []}).to_string()).await;
+    let unknown =
+        send("/v1/chat/completions", json!({"model": "mystery-model", "messages": []}).to_string()).await;
     assert_eq!(unknown.status(), 404);
     let b = body_json(unknown).await;
     assert_eq!(b["error"]["code"], "model_not_found");
     let message = b["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("mystery-model") && message.contains("anthropic, openai"), "{message}");
 
-    let wrong_format = send("/v1/messages", json!({"model": "openai/gpt-5", "messages": []}).to_string()).await;
+    let wrong_format =
+        send("/v1/messages", json!({"model": "openai/gpt-5", "messages": []}).to_string()).await;
     assert_eq!(wrong_format.status(), 400);
     let message = body_json(wrong_format).await["error"]["message"].as_str().unwrap_or_default().to_owned();
     assert!(message.contains("openai format") && message.contains("Anthropic Messages"), "{message}");
 
-    let huge = send("/v1/messages", format!("{{\"model\":\"claude-x\",\"pad\":\"{}\"}}", "x".repeat(5000))).await;
+    let huge =
+        send("/v1/messages", format!("{{\"model\":\"claude-x\",\"pad\":\"{}\"}}", "x".repeat(5000))).await;
     assert_eq!(huge.status(), 413);
     assert_eq!(body_json(huge).await["error"]["code"], "body_too_large");
 }
@@ -157,9 +174,21 @@ async fn the_management_api_requires_the_token() {
     assert_eq!(none.status(), 401);
     assert_eq!(body_json(none).await["error"]["code"], "management_unauthorized");
     // The client key is not a management token.
-    let client = gw.http.get(gw.url("/api/providers")).bearer_auth(CLIENT_KEY).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let client = gw
+        .http
+        .get(gw.url("/api/providers"))
+        .bearer_auth(CLIENT_KEY)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(client.status(), 401);
-    let ok = gw.http.get(gw.url("/api/providers")).bearer_auth(MANAGEMENT_TOKEN).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let ok = gw
+        .http
+        .get(gw.url("/api/providers"))
+        .bearer_auth(MANAGEMENT_TOKEN)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ok.status(), 200);
 }
 
@@ -168,7 +197,9 @@ async fn management_responses_never_contain_secrets() {
     let up = FakeUpstream::start(Reply::json(200, json!({}))).await;
     let gw = TestGateway::start(&config(&up, "")).await;
     let mut everything = String::new();
-    for path in ["/api/providers", "/api/providers/claude-a", "/api/keys", "/api/monitoring/health", "/api/logs"] {
+    for path in
+        ["/api/providers", "/api/providers/claude-a", "/api/keys", "/api/monitoring/health", "/api/logs"]
+    {
         everything.push_str(&gw.mgmt_json(path).await.to_string());
     }
     for secret in ["SECRET", CLIENT_KEY, MANAGEMENT_TOKEN] {
@@ -222,7 +253,8 @@ async fn logs_never_contain_keys_tokens_or_lease_headers() {
     let _ = gw.http.get(gw.url("/api/providers")).bearer_auth("sym-WRONG-TOKEN-SECRET").send().await;
     drop(gw);
 
-    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)).into_owned();
+    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+        .into_owned();
     assert!(logs.contains("attempt.failed"), "the capture saw no gateway events:\n{logs}");
     for secret in ["SECRET", CLIENT_KEY, MANAGEMENT_TOKEN, "LEASEOWNER"] {
         assert!(!logs.contains(secret), "{secret} appeared in the logs:\n{logs}");

@@ -176,7 +176,8 @@ impl ConfigFile {
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: shown.clone(), source })?;
         toml::from_str(&text).map_err(|e| ConfigError::Parse { path: shown, message: e.to_string() })
     }
 
@@ -251,11 +252,13 @@ impl ConfigFile {
         };
         let mut changed = 0;
         for (i, c) in connections.into_iter().enumerate() {
-            let outcome = service.upsert_connection(c).await.map_err(|e| fail(format!("connections[{i}]"), e))?;
+            let outcome =
+                service.upsert_connection(c).await.map_err(|e| fail(format!("connections[{i}]"), e))?;
             changed += usize::from(outcome != crate::management::ConnectionUpsert::Unchanged);
         }
         for (i, k) in keys.into_iter().enumerate() {
-            changed += usize::from(service.upsert_api_key(k).await.map_err(|e| fail(format!("api_keys[{i}]"), e))?);
+            changed +=
+                usize::from(service.upsert_api_key(k).await.map_err(|e| fail(format!("api_keys[{i}]"), e))?);
         }
         for (i, c) in combos.into_iter().enumerate() {
             changed += usize::from(service.put_combo(c).await.map_err(|e| fail(format!("combos[{i}]"), e))?);

@@ -43,11 +43,8 @@ impl GatewayError {
 
     /// A validation failure listing every bad field.
     pub fn validation(issues: Vec<ValidationIssue>) -> GatewayError {
-        let message = issues
-            .iter()
-            .map(|i| format!("{}: {}", i.path, i.message))
-            .collect::<Vec<_>>()
-            .join("; ");
+        let message =
+            issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect::<Vec<_>>().join("; ");
         GatewayError {
             code: ErrorCode::ValidationFailed,
             message: format!("invalid document: {message}"),

@@ -84,7 +84,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let listen = match (args.listen, file_listen) {
         (Some(l), _) => l,
-        (None, Some(text)) => text.parse().with_context(|| format!("gateway.listen '{text}' is not an address"))?,
+        (None, Some(text)) => {
+            text.parse().with_context(|| format!("gateway.listen '{text}' is not an address"))?
+        }
         (None, None) => DEFAULT_LISTEN.parse()?,
     };
     let mut config = GatewayConfig::new(&data_dir);
@@ -105,7 +107,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     match gateway.token_source() {
         TokenSource::Generated => {
-            eprintln!("  management token (shown once, stored in {}):", data_dir.join(MANAGEMENT_TOKEN_FILE).display());
+            eprintln!(
+                "  management token (shown once, stored in {}):",
+                data_dir.join(MANAGEMENT_TOKEN_FILE).display()
+            );
             println!("{}", gateway.management_token());
         }
         TokenSource::Stored => {

@@ -119,8 +119,13 @@ impl Gateway {
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         let addr = listener.local_addr()?;
-        let management =
-            ManagementService::new(store.clone(), routing.clone(), config.clock.clone(), http.clone(), addr.to_string());
+        let management = ManagementService::new(
+            store.clone(),
+            routing.clone(),
+            config.clock.clone(),
+            http.clone(),
+            addr.to_string(),
+        );
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let imported_changes = match &config.config_file {
             Some(path) => ConfigFile::load(path)?.import(path, &management).await?,
@@ -128,7 +133,8 @@ impl Gateway {
         };
 
         let shutdown = CancellationToken::new();
-        let (log, log_writer) = spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
+        let (log, log_writer) =
+            spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
         let mut extra_hosts = Vec::new();
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
             extra_hosts.push(addr.ip().to_string());
@@ -145,8 +151,7 @@ impl Gateway {
             extra_hosts,
             started: tokio::time::Instant::now(),
         });
-        let app = crate::http::router(state.clone())
-            .into_make_service_with_connect_info::<SocketAddr>();
+        let app = crate::http::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let stop = shutdown.clone();
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
@@ -217,7 +222,8 @@ impl Gateway {
 
 /// Creates the data directory with owner-only permissions.
 fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

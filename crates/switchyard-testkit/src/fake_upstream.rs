@@ -330,10 +330,12 @@ async fn respond(shared: Arc<Shared>, reply: Reply) -> Response {
                     }
                 }
             });
-            let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv().await.map(|item| (item, rx))
-            })
-            .boxed();
+            let stream =
+                futures_util::stream::unfold(
+                    rx,
+                    |mut rx| async move { rx.recv().await.map(|item| (item, rx)) },
+                )
+                .boxed();
             build(status, &headers, "text/event-stream", Body::from_stream(stream))
         }
     }

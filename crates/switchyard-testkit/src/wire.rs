@@ -123,10 +123,7 @@ pub fn responses_sse(model: &str, text: &str) -> Vec<String> {
         json!({"type": "response.output_item.done", "sequence_number": 7, "output_index": 0, "item": output_message(text)}),
         json!({"type": "response.completed", "sequence_number": 8, "response": responses_json(model, text)}),
     ];
-    events
-        .iter()
-        .map(|e| frame(e["type"].as_str(), e))
-        .collect()
+    events.iter().map(|e| frame(e["type"].as_str(), e)).collect()
 }
 
 /// An Anthropic `count_tokens` answer.

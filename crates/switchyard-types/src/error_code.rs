@@ -179,10 +179,8 @@ mod tests {
 
     #[test]
     fn status_table_is_pinned() {
-        let table: Vec<String> = ErrorCode::ALL
-            .iter()
-            .map(|c| format!("{} {}", c.http_status(), c.as_str()))
-            .collect();
+        let table: Vec<String> =
+            ErrorCode::ALL.iter().map(|c| format!("{} {}", c.http_status(), c.as_str())).collect();
         assert_eq!(
             table,
             [

@@ -7,9 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Milliseconds since the Unix epoch (UTC). Exported to TypeScript as `number`: a
 /// double holds every millisecond instant for the next 285,000 years exactly.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, specta::Type,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, specta::Type)]
 #[specta(type = f64)]
 pub struct UnixMillis(pub i64);
 

@@ -18,13 +18,14 @@ use crate::state::AppState;
 /// The host part of a Host header value (`[::1]:7821` → `::1`), lower-cased.
 fn host_name(value: &str) -> String {
     let value = value.trim();
-    let host = if let Some(rest) = value.strip_prefix('[') {
-        rest.split(']').next().unwrap_or_default()
-    } else {
-        value.rsplit_once(':').map_or(value, |(h, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) { h } else { value }
-        })
-    };
+    let host =
+        if let Some(rest) = value.strip_prefix('[') {
+            rest.split(']').next().unwrap_or_default()
+        } else {
+            value
+                .rsplit_once(':')
+                .map_or(value, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { value })
+        };
     host.to_ascii_lowercase()
 }
 
@@ -54,10 +55,7 @@ pub async fn host_guard(State(state): State<AppState>, request: Request, next: N
     let path = request.uri().path().to_owned();
     GatewayError::new(
         ErrorCode::ForbiddenHost,
-        format!(
-            "host '{}' is not allowed; connect through 127.0.0.1 or localhost",
-            host.unwrap_or_default()
-        ),
+        format!("host '{}' is not allowed; connect through 127.0.0.1 or localhost", host.unwrap_or_default()),
     )
     .render(ErrorFormat::for_path(&path))
 }
@@ -82,7 +80,10 @@ pub fn authenticate(
 ) -> Result<Option<Arc<ClientKey>>, GatewayError> {
     match presented_key(headers).filter(|k| !k.is_empty()) {
         Some(key) => table.client_keys.get(&hash_key(key)).cloned().map(Some).ok_or_else(|| {
-            GatewayError::new(ErrorCode::AuthenticationError, "invalid API key: this key is not known to the gateway")
+            GatewayError::new(
+                ErrorCode::AuthenticationError,
+                "invalid API key: this key is not known to the gateway",
+            )
         }),
         None if table.gateway.allow_unauthenticated_loopback
             && peer.is_some_and(|p| p.ip().is_loopback()) =>

@@ -127,13 +127,10 @@ async fn prepare_and_forward(
     let format = ErrorFormat::Client(ep.format);
     let table = state.routing.load();
     let key = authenticate(&table, headers, peer).map_err(|e| Rendered(e, format))?;
-    let bytes = read_body(body, headers, state.options.max_body_bytes)
-        .await
-        .map_err(|e| Rendered(e, format))?;
+    let bytes =
+        read_body(body, headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
-    let plan = table
-        .plan(body.model(), ep.format, key.as_deref())
-        .map_err(|e| Rendered(e, format))?;
+    let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     let request = ForwardRequest {
         format: ep.format,
         endpoint: ep.upstream,

@@ -36,10 +36,7 @@ fn no_content() -> ApiResult {
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/providers", get(list_providers).post(create_provider))
-        .route(
-            "/api/providers/{id}",
-            get(get_provider).patch(update_provider).delete(delete_provider),
-        )
+        .route("/api/providers/{id}", get(get_provider).patch(update_provider).delete(delete_provider))
         .route("/api/providers/{id}/test", post(test_provider))
         .route("/api/keys", get(list_keys).post(create_key))
         .route("/api/keys/{id}", axum::routing::delete(delete_key))
@@ -55,7 +52,10 @@ async fn list_providers(State(s): State<AppState>) -> ApiResult {
     ok(s.management.list_connections().await.map_err(fail)?)
 }
 
-async fn create_provider(State(s): State<AppState>, ApiJson(req): ApiJson<ConnectionCreateRequest>) -> ApiResult {
+async fn create_provider(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<ConnectionCreateRequest>,
+) -> ApiResult {
     created(s.management.create_connection(req).await.map_err(fail)?)
 }
 
@@ -125,7 +125,10 @@ async fn health(State(s): State<AppState>) -> ApiResult {
     ok(s.management.health().await.map_err(fail)?)
 }
 
-async fn logs(State(s): State<AppState>, query: Result<Query<LogsQuery>, axum::extract::rejection::QueryRejection>) -> ApiResult {
+async fn logs(
+    State(s): State<AppState>,
+    query: Result<Query<LogsQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult {
     let Query(query) = query.map_err(|e| {
         fail(GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
             path: String::new(),

@@ -22,10 +22,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/responses", post(inference::responses).get(inference::responses_websocket))
         .route("/v1/models", get(models::list_models))
         .route("/api/hello", get(inference::hello));
-    let management = management::router().route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        guard::require_management_token,
-    ));
+    let management = management::router()
+        .route_layer(middleware::from_fn_with_state(state.clone(), guard::require_management_token));
     Router::new()
         .merge(inference)
         .merge(management)

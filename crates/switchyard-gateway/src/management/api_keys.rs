@@ -7,8 +7,8 @@ use switchyard_types::api::{ApiKeyCreateRequest, ApiKeyCreatedResult, ApiKeyView
 use super::validate::{self, Issues, KNOWN_SCOPES};
 use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
-use crate::secrets::{generate_secret, hash_key_hex};
 use crate::routing::RoutingTable;
+use crate::secrets::{generate_secret, hash_key_hex};
 use crate::store::ApiKeyRecord;
 
 /// Prefix of generated client keys.
@@ -39,19 +39,20 @@ impl ManagementService {
 /// Every problem with a key request, checked against `table`.
 pub fn key_issues(req: &ApiKeyCreateRequest, table: &RoutingTable) -> Issues {
     let mut issues = Issues::default();
-        if req.name.trim().is_empty() || req.name.chars().count() > 64 {
-            issues.add("/name", "must be 1–64 characters");
+    if req.name.trim().is_empty() || req.name.chars().count() > 64 {
+        issues.add("/name", "must be 1–64 characters");
+    }
+    if let Some(key) = &req.key {
+        if key.len() < 16 || key.len() > 256 || key.chars().any(|c| c.is_control() || c == ' ') {
+            issues.add("/key", "must be 16–256 characters without spaces");
         }
-        if let Some(key) = &req.key {
-            if key.len() < 16 || key.len() > 256 || key.chars().any(|c| c.is_control() || c == ' ') {
-                issues.add("/key", "must be 16–256 characters without spaces");
-            }
+    }
+    for (i, scope) in req.scopes.iter().enumerate() {
+        if !KNOWN_SCOPES.contains(&scope.as_str()) {
+            issues
+                .add(format!("/scopes/{i}"), format!("unknown scope; allowed: {}", KNOWN_SCOPES.join(", ")));
         }
-        for (i, scope) in req.scopes.iter().enumerate() {
-            if !KNOWN_SCOPES.contains(&scope.as_str()) {
-                issues.add(format!("/scopes/{i}"), format!("unknown scope; allowed: {}", KNOWN_SCOPES.join(", ")));
-            }
-        }
+    }
     for (i, id) in req.allowed_connections.iter().enumerate() {
         validate::check_connection_id(&mut issues, &format!("/allowedConnections/{i}"), id);
         if !table.by_id.contains_key(id) {
@@ -62,13 +63,15 @@ pub fn key_issues(req: &ApiKeyCreateRequest, table: &RoutingTable) -> Issues {
 }
 
 impl ManagementService {
-
     /// Creates a key; 409 when the name is taken.
     pub async fn create_api_key(&self, req: ApiKeyCreateRequest) -> MgmtResult<ApiKeyCreatedResult> {
         self.checked_key(&req).await?;
         let existing = self.store.list_api_keys().await?;
         if existing.iter().any(|k| k.name == req.name) {
-            return Err(GatewayError::new(ErrorCode::Conflict, format!("an API key named '{}' already exists", req.name)));
+            return Err(GatewayError::new(
+                ErrorCode::Conflict,
+                format!("an API key named '{}' already exists", req.name),
+            ));
         }
         let (plain, generated) = match req.key {
             Some(k) => (k, false),
@@ -76,7 +79,10 @@ impl ManagementService {
         };
         let hash = hash_key_hex(&plain);
         if existing.iter().any(|k| k.key_hash == hash) {
-            return Err(GatewayError::new(ErrorCode::Conflict, "this key is already registered under another name"));
+            return Err(GatewayError::new(
+                ErrorCode::Conflict,
+                "this key is already registered under another name",
+            ));
         }
         let record = ApiKeyRecord {
             id: uuid::Uuid::new_v4().to_string(),

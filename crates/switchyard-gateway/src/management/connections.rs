@@ -10,8 +10,8 @@ use switchyard_types::{ApiFormat, AuthKind, ErrorCode};
 use super::validate::{self, Issues};
 use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
-use crate::routing::connection::effective_base_url;
 use crate::routing::Connection;
+use crate::routing::connection::effective_base_url;
 use crate::store::ConnectionRecord;
 
 /// What an upsert did.
@@ -87,7 +87,9 @@ impl ManagementService {
         existing: Option<&ConnectionRecord>,
     ) -> MgmtResult<ConnectionRecord> {
         let mut issues = Issues::default();
-        let id = req.id.unwrap_or_else(|| format!("{}-{}", req.provider, &uuid::Uuid::new_v4().simple().to_string()[..8]));
+        let id = req.id.unwrap_or_else(|| {
+            format!("{}-{}", req.provider, &uuid::Uuid::new_v4().simple().to_string()[..8])
+        });
         let api_format = validate::resolve_format(&mut issues, &req.provider, req.api_format);
         let now = self.clock.now_wall();
         let record = ConnectionRecord {
@@ -117,7 +119,10 @@ impl ManagementService {
     pub async fn create_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionView> {
         if let Some(id) = &req.id {
             if self.store.get_connection(id).await?.is_some() {
-                return Err(GatewayError::new(ErrorCode::Conflict, format!("connection '{id}' already exists")));
+                return Err(GatewayError::new(
+                    ErrorCode::Conflict,
+                    format!("connection '{id}' already exists"),
+                ));
             }
         }
         let record = self.record_from_request(req, None)?;

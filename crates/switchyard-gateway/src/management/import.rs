@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use switchyard_types::api::{AliasView, ApiKeyCreateRequest, ComboView, ConnectionCreateRequest};
 use switchyard_types::api::ValidationIssue;
+use switchyard_types::api::{AliasView, ApiKeyCreateRequest, ComboView, ConnectionCreateRequest};
 
 use super::ManagementService;
 use super::api_keys::key_issues;

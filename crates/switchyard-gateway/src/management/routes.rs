@@ -124,7 +124,10 @@ pub fn alias_issues(alias: &AliasView, table: &RoutingTable) -> Issues {
         issues.add("/from", format!("'{}' is already a combo", alias.from));
     }
     if !table.combos.contains_key(&alias.to) && !table.target_resolves(&alias.to) {
-        issues.add("/to", format!("'{}' matches no combo, provider/model, catalogue model or known prefix", alias.to));
+        issues.add(
+            "/to",
+            format!("'{}' matches no combo, provider/model, catalogue model or known prefix", alias.to),
+        );
     }
     issues
 }

@@ -26,7 +26,10 @@ impl Issues {
 
 fn matches_charset(s: &str, extra: &str, allow_upper: bool) -> bool {
     s.chars().all(|c| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || extra.contains(c) || (allow_upper && c.is_ascii_uppercase())
+        c.is_ascii_lowercase()
+            || c.is_ascii_digit()
+            || extra.contains(c)
+            || (allow_upper && c.is_ascii_uppercase())
     })
 }
 
@@ -76,7 +79,9 @@ pub fn check_credentials(
 ) {
     let present = |s: Option<&str>| s.is_some_and(|s| !s.trim().is_empty());
     match auth {
-        AuthKind::ApiKey if !present(api_key) => issues.add("/apiKey", "required when authKind is \"api_key\""),
+        AuthKind::ApiKey if !present(api_key) => {
+            issues.add("/apiKey", "required when authKind is \"api_key\"")
+        }
         AuthKind::Oauth if !present(access_token) => {
             issues.add("/accessToken", "required when authKind is \"oauth\"")
         }
@@ -92,10 +97,9 @@ pub fn check_credentials(
 /// Base URLs: absolute `http`/`https`; required without a provider default.
 pub fn check_base_url(issues: &mut Issues, provider: &str, base_url: Option<&str>) {
     match base_url {
-        None if default_base_url(provider).is_none() => issues.add(
-            "/baseUrl",
-            format!("required: provider '{provider}' has no default base URL"),
-        ),
+        None if default_base_url(provider).is_none() => {
+            issues.add("/baseUrl", format!("required: provider '{provider}' has no default base URL"))
+        }
         None => {}
         Some(url) => match reqwest::Url::parse(url) {
             Ok(u) if (u.scheme() == "http" || u.scheme() == "https") && u.host().is_some() => {
@@ -199,6 +203,9 @@ mod tests {
         assert!(i.is_empty());
         check_provider_specific(&mut i, &json!({"autoLimitReset": "yes"}));
         check_provider_specific(&mut i, &json!([1]));
-        assert_eq!(i.0.iter().map(|x| x.path.as_str()).collect::<Vec<_>>(), ["/providerSpecific/autoLimitReset", "/providerSpecific"]);
+        assert_eq!(
+            i.0.iter().map(|x| x.path.as_str()).collect::<Vec<_>>(),
+            ["/providerSpecific/autoLimitReset", "/providerSpecific"]
+        );
     }
 }

@@ -36,10 +36,7 @@ impl ClientBody {
     pub fn parse(bytes: Bytes) -> Result<ClientBody, GatewayError> {
         let trimmed = bytes.iter().find(|b| !b.is_ascii_whitespace());
         if trimmed != Some(&b'{') {
-            return Err(GatewayError::new(
-                ErrorCode::InvalidJson,
-                "request body must be a JSON object",
-            ));
+            return Err(GatewayError::new(ErrorCode::InvalidJson, "request body must be a JSON object"));
         }
         let probe: Probe<'_> = serde_json::from_slice(&bytes).map_err(|e| {
             GatewayError::new(ErrorCode::InvalidJson, format!("request body is not valid JSON: {e}"))
@@ -50,9 +47,8 @@ impl ClientBody {
                 "request body has no 'model' field; name a model, combo or alias",
             ));
         };
-        let model: String = serde_json::from_str(raw_model.get()).map_err(|_| {
-            GatewayError::new(ErrorCode::InvalidRequest, "'model' must be a string")
-        })?;
+        let model: String = serde_json::from_str(raw_model.get())
+            .map_err(|_| GatewayError::new(ErrorCode::InvalidRequest, "'model' must be a string"))?;
         if model.is_empty() {
             return Err(GatewayError::new(ErrorCode::InvalidRequest, "'model' must not be empty"));
         }
@@ -139,9 +135,6 @@ mod tests {
         assert_eq!(parse("[1]").err().map(|e| e.code), Some(ErrorCode::InvalidJson));
         assert_eq!(parse("{}").err().map(|e| e.code), Some(ErrorCode::InvalidRequest));
         assert_eq!(parse("{\"model\":3}").err().map(|e| e.code), Some(ErrorCode::InvalidRequest));
-        assert_eq!(
-            parse(r#"{"model":"a","model":"b"}"#).err().map(|e| e.code),
-            Some(ErrorCode::InvalidJson)
-        );
+        assert_eq!(parse(r#"{"model":"a","model":"b"}"#).err().map(|e| e.code), Some(ErrorCode::InvalidJson));
     }
 }

@@ -103,16 +103,17 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
             error_kind: None,
         },
     );
-    let fail = |log: &mut AttemptLog, status: Option<u16>, kind: &str, outcome: String, retry: Option<u64>| {
-        log.finish(status, 0, Some(kind.to_owned()));
-        AttemptResult::Failed(Failure {
-            connection: conn.id.clone(),
-            model: candidate.model.clone(),
-            outcome,
-            status,
-            retry_after_secs: retry,
-        })
-    };
+    let fail =
+        |log: &mut AttemptLog, status: Option<u16>, kind: &str, outcome: String, retry: Option<u64>| {
+            log.finish(status, 0, Some(kind.to_owned()));
+            AttemptResult::Failed(Failure {
+                connection: conn.id.clone(),
+                model: candidate.model.clone(),
+                outcome,
+                status,
+                retry_after_secs: retry,
+            })
+        };
 
     let deadline = tokio::time::Instant::now() + state.options.start_timeout;
     let send = state
@@ -164,17 +165,30 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
             return fail(&mut log, Some(status), "timeout", format!("no body within {secs} s"), None);
         }
         Ok(Some(Err(e))) => {
-            return fail(&mut log, Some(status), "stream_interrupted", format!("body failed before its first byte: {}", error_chain(&e)), None);
+            return fail(
+                &mut log,
+                Some(status),
+                "stream_interrupted",
+                format!("body failed before its first byte: {}", error_chain(&e)),
+                None,
+            );
         }
         Ok(None) if sse => {
-            return fail(&mut log, Some(status), "empty_stream", "stream ended before its first event".into(), None);
+            return fail(
+                &mut log,
+                Some(status),
+                "empty_stream",
+                "stream ended before its first event".into(),
+                None,
+            );
         }
         Ok(None) => None,
         Ok(Some(Ok(chunk))) => Some(chunk),
     };
 
     let relay = Relay::new(stream, first, sse, req.format, log, status);
-    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
+    let mut builder =
+        Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
     if let Some(h) = builder.headers_mut() {
         *h = client_headers;
     }
@@ -276,15 +290,13 @@ fn all_failed(req: &ForwardRequest<'_>, failures: &[Failure]) -> GatewayError {
         .collect::<Vec<_>>()
         .join("; ");
     let all_rate_limited = !failures.is_empty() && failures.iter().all(|f| f.status == Some(429));
-    let code = if all_rate_limited { ErrorCode::AllAttemptsRateLimited } else { ErrorCode::AllAttemptsFailed };
-    let retry = if all_rate_limited { failures.iter().filter_map(|f| f.retry_after_secs).min() } else { None };
+    let code =
+        if all_rate_limited { ErrorCode::AllAttemptsRateLimited } else { ErrorCode::AllAttemptsFailed };
+    let retry =
+        if all_rate_limited { failures.iter().filter_map(|f| f.retry_after_secs).min() } else { None };
     GatewayError::new(
         code,
-        format!(
-            "all {} attempt(s) for model '{}' failed: {summary}",
-            failures.len(),
-            req.body.model()
-        ),
+        format!("all {} attempt(s) for model '{}' failed: {summary}", failures.len(), req.body.model()),
     )
     .with_retry_after(retry)
 }

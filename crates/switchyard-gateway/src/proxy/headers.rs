@@ -19,13 +19,8 @@ pub const OAUTH_BETA_FLAG: &str = "oauth-2025-04-20";
 
 /// Session-affinity headers real agents send; consumed by the gateway, never
 /// forwarded (listed for the log and test guards).
-pub const SESSION_HEADERS: [&str; 5] = [
-    "x-session-id",
-    "x-codex-session-id",
-    "x-switchyard-session",
-    "x-claude-code-session-id",
-    "session-id",
-];
+pub const SESSION_HEADERS: [&str; 5] =
+    ["x-session-id", "x-codex-session-id", "x-switchyard-session", "x-claude-code-session-id", "session-id"];
 
 /// Client headers copied verbatim to every upstream.
 const PASS_THROUGH: [HeaderName; 2] = [header::ACCEPT, header::USER_AGENT];
@@ -173,6 +168,9 @@ mod tests {
     #[test]
     fn default_version_when_client_sent_none() {
         let h = upstream_headers(&HeaderMap::new(), &connection(ApiFormat::Anthropic, AuthKind::ApiKey));
-        assert_eq!(h.get("anthropic-version").map(|v| v.as_bytes()), Some(DEFAULT_ANTHROPIC_VERSION.as_bytes()));
+        assert_eq!(
+            h.get("anthropic-version").map(|v| v.as_bytes()),
+            Some(DEFAULT_ANTHROPIC_VERSION.as_bytes())
+        );
     }
 }

@@ -8,5 +8,5 @@ mod headers;
 mod relay;
 
 pub use body::ClientBody;
-pub use forward::{forward, ForwardRequest};
+pub use forward::{ForwardRequest, forward};
 pub use headers::{SESSION_HEADERS, upstream_headers};

@@ -170,7 +170,10 @@ mod tests {
 
     #[test]
     fn whole_frames_pass_unchanged() {
-        assert_eq!(push_all(&["data: a\n\n", "data: b\n\ndata: c\n\n"]), ["data: a\n\n", "data: b\n\ndata: c\n\n"]);
+        assert_eq!(
+            push_all(&["data: a\n\n", "data: b\n\ndata: c\n\n"]),
+            ["data: a\n\n", "data: b\n\ndata: c\n\n"]
+        );
     }
 
     #[test]

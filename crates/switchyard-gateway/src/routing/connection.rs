@@ -94,11 +94,7 @@ pub fn default_base_url(provider: &str) -> Option<&'static str> {
 
 /// The base URL a record resolves to (override, else provider default, else empty).
 pub fn effective_base_url(record: &ConnectionRecord) -> String {
-    let base = record
-        .base_url
-        .as_deref()
-        .or_else(|| default_base_url(&record.provider))
-        .unwrap_or_default();
+    let base = record.base_url.as_deref().or_else(|| default_base_url(&record.provider)).unwrap_or_default();
     base.trim_end_matches('/').to_owned()
 }
 
@@ -112,11 +108,9 @@ impl Connection {
     /// Builds the routable form of a stored record.
     pub fn from_record(record: &ConnectionRecord) -> Connection {
         let auth = match (record.auth_kind, record.api_format) {
-            (AuthKind::ApiKey, ApiFormat::Anthropic) => record
-                .api_key
-                .clone()
-                .and_then(sensitive)
-                .map_or(UpstreamAuth::None, UpstreamAuth::XApiKey),
+            (AuthKind::ApiKey, ApiFormat::Anthropic) => {
+                record.api_key.clone().and_then(sensitive).map_or(UpstreamAuth::None, UpstreamAuth::XApiKey)
+            }
             (AuthKind::ApiKey, ApiFormat::Openai) => record
                 .api_key
                 .as_ref()

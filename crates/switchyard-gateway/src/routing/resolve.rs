@@ -67,11 +67,8 @@ impl RoutingTable {
     fn resolve_plain(&self, name: &str) -> Option<Vec<Target>> {
         if let Some((provider, model)) = name.split_once('/') {
             if !model.is_empty() && self.by_provider.contains_key(provider) {
-                let target = Target {
-                    provider: provider.to_owned(),
-                    model: model.to_owned(),
-                    connection: None,
-                };
+                let target =
+                    Target { provider: provider.to_owned(), model: model.to_owned(), connection: None };
                 return Some(vec![target]);
             }
         }
@@ -83,9 +80,9 @@ impl RoutingTable {
             return Some(targets);
         }
         let provider = provider_for_prefix(name)?;
-        self.by_provider.contains_key(provider).then(|| {
-            vec![Target { provider: provider.to_owned(), model: name.to_owned(), connection: None }]
-        })
+        self.by_provider
+            .contains_key(provider)
+            .then(|| vec![Target { provider: provider.to_owned(), model: name.to_owned(), connection: None }])
     }
 
     /// Resolves a combo's or alias's destination (no alias chains, no combo nesting
@@ -149,9 +146,8 @@ impl RoutingTable {
                     }
                     continue;
                 }
-                let duplicate = candidates
-                    .iter()
-                    .any(|c| c.connection.id == conn.id && c.model == target.model);
+                let duplicate =
+                    candidates.iter().any(|c| c.connection.id == conn.id && c.model == target.model);
                 if !duplicate {
                     candidates.push(Candidate { connection: conn.clone(), model: target.model.clone() });
                 }
@@ -195,8 +191,7 @@ impl RoutingTable {
     fn unknown_model(&self, model: &str) -> GatewayError {
         let mut providers: Vec<&str> = self.by_provider.keys().map(String::as_str).collect();
         providers.sort_unstable();
-        let routable: Vec<String> =
-            self.routable_models().into_iter().map(|(id, _)| id).take(40).collect();
+        let routable: Vec<String> = self.routable_models().into_iter().map(|(id, _)| id).take(40).collect();
         let message = if providers.is_empty() {
             format!("model '{model}' is not routable: no connections are configured")
         } else {
@@ -279,7 +274,10 @@ mod tests {
         let glm = t.plan("glm-4.6", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(ids(&glm), ["g1:glm-4.6"]);
         let claude = t.plan("claude-opus-4-6", ClientFormat::AnthropicMessages, None);
-        assert_eq!(ids(&claude.unwrap_or_else(|e| panic!("{e:?}"))), ["a1:claude-opus-4-6", "a2:claude-opus-4-6"]);
+        assert_eq!(
+            ids(&claude.unwrap_or_else(|e| panic!("{e:?}"))),
+            ["a1:claude-opus-4-6", "a2:claude-opus-4-6"]
+        );
         let gpt = t.plan("gpt-5.5", ClientFormat::OpenaiResponses, None);
         assert_eq!(ids(&gpt.unwrap_or_else(|e| panic!("{e:?}"))), ["o1:gpt-5.5"]);
     }
@@ -287,7 +285,8 @@ mod tests {
     #[test]
     fn combos_keep_target_order_and_skip_other_formats() {
         let t = table();
-        let plan = t.plan("coding", ClientFormat::AnthropicMessages, None).unwrap_or_else(|e| panic!("{e:?}"));
+        let plan =
+            t.plan("coding", ClientFormat::AnthropicMessages, None).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(plan.kind, RouteKind::Combo("coding".into()));
         assert_eq!(ids(&plan), ["a1:claude-sonnet-4-6", "a2:claude-sonnet-4-6"]);
         let plan = t.plan("coding", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));

@@ -7,7 +7,7 @@ use arc_swap::ArcSwap;
 use switchyard_types::api::{ComboStrategy, ComboTarget, GatewaySettings};
 
 use super::connection::Connection;
-use crate::secrets::{parse_hash_hex, KeyHash};
+use crate::secrets::{KeyHash, parse_hash_hex};
 use crate::store::{AliasRecord, ApiKeyRecord, ComboRecord, ConnectionRecord};
 
 /// A client key as the request path sees it (hash only).

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use switchyard_types::UnixMillis;
 
-use super::{parse_json, to_json, Store, StoreResult};
+use super::{Store, StoreResult, parse_json, to_json};
 
 /// A stored client key (hash only).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,10 +69,7 @@ impl Store {
 
     /// Deletes a key by id; returns whether it existed.
     pub async fn delete_api_key(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM api_keys WHERE id = ?")
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("DELETE FROM api_keys WHERE id = ?").bind(id).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -4,7 +4,7 @@ use serde_json::Value;
 use sqlx::Row;
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
-use super::{parse_json, to_json, Store, StoreResult};
+use super::{Store, StoreResult, parse_json, to_json};
 
 /// A full connection row, credentials included. Never leaves the gateway: the API
 /// converts it into a `ConnectionView`.
@@ -158,10 +158,7 @@ impl Store {
 
     /// Deletes a connection; returns whether it existed.
     pub async fn delete_connection(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM connections WHERE id = ?")
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("DELETE FROM connections WHERE id = ?").bind(id).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -67,12 +67,10 @@ impl Store {
 
     /// Deletes all but the newest `keep` rows.
     pub async fn prune_attempts(&self, keep: u32) -> StoreResult<u64> {
-        let done = sqlx::query(
-            "DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - ?",
-        )
-        .bind(i64::from(keep))
-        .execute(&self.pool)
-        .await?;
+        let done = sqlx::query("DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - ?")
+            .bind(i64::from(keep))
+            .execute(&self.pool)
+            .await?;
         Ok(done.rows_affected())
     }
 

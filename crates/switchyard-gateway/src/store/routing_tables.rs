@@ -4,7 +4,7 @@ use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::api::{ComboStrategy, ComboTarget};
 
-use super::{parse_json, to_json, Store, StoreResult};
+use super::{Store, StoreResult, parse_json, to_json};
 
 /// A stored combo.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,18 +73,14 @@ impl Store {
 
     /// Deletes a combo; returns whether it existed.
     pub async fn delete_combo(&self, name: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM combos WHERE name = ?")
-            .bind(name)
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("DELETE FROM combos WHERE name = ?").bind(name).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 
     /// All aliases, by name.
     pub async fn list_aliases(&self) -> StoreResult<Vec<AliasRecord>> {
-        let rows = sqlx::query("SELECT alias, target FROM aliases ORDER BY alias")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT alias, target FROM aliases ORDER BY alias").fetch_all(&self.pool).await?;
         rows.iter()
             .map(|row| Ok(AliasRecord { alias: row.try_get("alias")?, target: row.try_get("target")? }))
             .collect()
@@ -106,10 +102,7 @@ impl Store {
 
     /// Deletes an alias; returns whether it existed.
     pub async fn delete_alias(&self, alias: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM aliases WHERE alias = ?")
-            .bind(alias)
-            .execute(&self.pool)
-            .await?;
+        let done = sqlx::query("DELETE FROM aliases WHERE alias = ?").bind(alias).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

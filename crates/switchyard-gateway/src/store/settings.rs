@@ -3,14 +3,11 @@
 use sqlx::Row;
 use switchyard_types::UnixMillis;
 
-use super::{parse_json, to_json, Store, StoreResult};
+use super::{Store, StoreResult, parse_json, to_json};
 
 impl Store {
     /// Reads a settings document, `None` when never written.
-    pub async fn get_setting<T: serde::de::DeserializeOwned>(
-        &self,
-        key: &str,
-    ) -> StoreResult<Option<T>> {
+    pub async fn get_setting<T: serde::de::DeserializeOwned>(&self, key: &str) -> StoreResult<Option<T>> {
         let row = sqlx::query("SELECT value_json FROM settings WHERE key = ?")
             .bind(key)
             .fetch_optional(&self.pool)

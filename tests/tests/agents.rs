@@ -1,0 +1,175 @@
+//! The real agents, offline, through the gateway to fake upstreams: Claude Code
+//! (`claude -p`, Anthropic Messages over SSE) and Codex CLI (`codex exec`, OpenAI
+//! Responses over SSE), at the versions pinned in the root package.json and run as
+//! `../shared/CLIENTS.md` describes.
+//!
+//! The binaries come from `npm ci` at the workspace root (the test command runs it).
+//! Without them these tests skip with a notice, unless `SWITCHYARD_REQUIRE_AGENTS=1`
+//! (set by `scripts/test.sh`, so CI can never skip them silently).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use switchyard_testkit::{FakeUpstream, RecordedRequest, Reply, wire};
+use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
+use tokio::process::Command;
+
+fn agent_bin(name: &str, env: &str) -> Option<PathBuf> {
+    if let Ok(path) = std::env::var(env) {
+        return Some(PathBuf::from(path));
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../node_modules/.bin").join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("SWITCHYARD_REQUIRE_AGENTS").as_deref() != Ok("1"),
+        "{name} is not installed (run `npm ci` at the workspace root)"
+    );
+    eprintln!("SKIPPED: {name} not installed; run `npm ci` at the workspace root");
+    None
+}
+
+fn describe(requests: &[RecordedRequest]) -> String {
+    requests
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}?{} model={}",
+                r.method,
+                r.path,
+                r.query.clone().unwrap_or_default(),
+                r.json()["model"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn run(mut command: Command) -> (bool, String, String) {
+    command.kill_on_drop(true).stdin(std::process::Stdio::null());
+    let output = match tokio::time::timeout(Duration::from_secs(180), command.output()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => panic!("cannot run agent: {e}"),
+        Err(_) => panic!("agent did not finish within 180 s"),
+    };
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn claude_code_runs_through_the_gateway() {
+    let Some(claude) = agent_bin("claude", "SWITCHYARD_CLAUDE_BIN") else { return };
+    let upstream = FakeUpstream::start(Reply::sse(wire::anthropic_sse(
+        "claude-sonnet-4-6",
+        "Hello from the fake upstream",
+    )))
+    .await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"claude-a\"\nprovider = \"anthropic\"\nauth = \"oauth\"\naccess_token = \"oat-upstream\"\nbase_url = \"{}\"\n",
+        client_key_toml(),
+        upstream.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+
+    let mut command = Command::new(&claude);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TERM", "dumb")
+        .env("ANTHROPIC_BASE_URL", gw.gateway().base_url())
+        .env("ANTHROPIC_AUTH_TOKEN", CLIENT_KEY)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1")
+        .args(["-p", "say hi", "--output-format", "json"]);
+    let (ok, stdout, stderr) = run(command).await;
+    let requests = upstream.requests();
+    assert!(ok, "claude failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
+    let result: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(result["is_error"], false, "{stdout}");
+    assert_eq!(result["result"], "Hello from the fake upstream", "{stdout}");
+
+    let turn = requests
+        .iter()
+        .find(|r| r.path == "/v1/messages")
+        .unwrap_or_else(|| panic!("no /v1/messages request:\n{}", describe(&requests)));
+    assert_eq!(turn.query.as_deref(), Some("beta=true"));
+    assert_eq!(turn.header("authorization"), Some("Bearer oat-upstream"));
+    assert!(turn.header("anthropic-beta").is_some_and(|b| b.contains("oauth-2025-04-20")));
+    assert!(turn.header("anthropic-version").is_some());
+    assert!(turn.header("x-claude-code-session-id").is_none());
+    for r in &requests {
+        let all = format!("{:?}", r.headers);
+        assert!(!all.contains(CLIENT_KEY), "the client key reached the upstream");
+    }
+    // Claude Code's own body fields arrive untouched.
+    assert!(turn.json()["messages"].is_array() && turn.json()["system"].is_array());
+}
+
+#[tokio::test]
+async fn codex_runs_through_the_gateway() {
+    let Some(codex) = agent_bin("codex", "SWITCHYARD_CODEX_BIN") else { return };
+    let upstream =
+        FakeUpstream::start(Reply::sse(wire::responses_sse("gpt-5.5", "Hello from the fake upstream"))).await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"openai\"\nprovider = \"openai\"\napi_key = \"sk-upstream\"\nbase_url = \"{}/v1\"\n",
+        client_key_toml(),
+        upstream.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    // Codex runs its tools in a sandbox that dislikes /tmp homes; keep it beside the data dir.
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
+    let out_file = home.path().join("last_message.txt");
+    let provider = format!(
+        "model_providers.switchyard={{name=\"switchyard\",base_url=\"{}/v1\",env_key=\"SY_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}",
+        gw.gateway().base_url()
+    );
+
+    let mut command = Command::new(&codex);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("TERM", "dumb")
+        .env("SY_KEY", CLIENT_KEY)
+        .current_dir(home.path())
+        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-m", "gpt-5.5"])
+        .args(["-c", "model_provider=switchyard", "-c", &provider])
+        .args([
+            "-c",
+            "analytics.enabled=false",
+            "-c",
+            "features.plugins=false",
+            "-c",
+            "check_for_update_on_startup=false",
+        ])
+        .arg("-o")
+        .arg(&out_file)
+        .arg("say hi");
+    let (ok, stdout, stderr) = run(command).await;
+    let requests = upstream.requests();
+    assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
+    let last = std::fs::read_to_string(&out_file).unwrap_or_default();
+    assert_eq!(last.trim(), "Hello from the fake upstream", "stdout: {stdout}\nstderr: {stderr}");
+
+    let turn = requests
+        .iter()
+        .find(|r| r.path == "/v1/responses")
+        .unwrap_or_else(|| panic!("no /v1/responses request:\n{}", describe(&requests)));
+    assert_eq!(turn.header("authorization"), Some("Bearer sk-upstream"));
+    assert!(turn.header("session-id").is_none() && turn.header("originator").is_none());
+    assert_eq!(turn.json()["model"], "gpt-5.5");
+    assert!(turn.json()["input"].is_array());
+}
