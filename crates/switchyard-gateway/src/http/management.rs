@@ -14,11 +14,22 @@ use super::json::ApiJson;
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::state::AppState;
 
-type ApiResult = Result<Response, Response>;
+/// A management error, rendered as the management error document.
+struct Fail(GatewayError);
 
-fn fail(e: GatewayError) -> Response {
-    e.render(ErrorFormat::Management)
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        self.0.render(ErrorFormat::Management)
+    }
 }
+
+impl From<GatewayError> for Fail {
+    fn from(e: GatewayError) -> Self {
+        Fail(e)
+    }
+}
+
+type ApiResult = Result<Response, Fail>;
 
 fn ok<T: serde::Serialize>(value: T) -> ApiResult {
     Ok(axum::Json(value).into_response())
@@ -49,18 +60,18 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn list_providers(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.list_connections().await.map_err(fail)?)
+    ok(s.management.list_connections().await?)
 }
 
 async fn create_provider(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ConnectionCreateRequest>,
 ) -> ApiResult {
-    created(s.management.create_connection(req).await.map_err(fail)?)
+    created(s.management.create_connection(req).await?)
 }
 
 async fn get_provider(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    ok(s.management.get_connection(&id).await.map_err(fail)?)
+    ok(s.management.get_connection(&id).await?)
 }
 
 async fn update_provider(
@@ -68,61 +79,61 @@ async fn update_provider(
     Path(id): Path<String>,
     ApiJson(patch): ApiJson<ConnectionPatch>,
 ) -> ApiResult {
-    ok(s.management.update_connection(&id, patch).await.map_err(fail)?)
+    ok(s.management.update_connection(&id, patch).await?)
 }
 
 async fn delete_provider(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    s.management.delete_connection(&id).await.map_err(fail)?;
+    s.management.delete_connection(&id).await?;
     no_content()
 }
 
 async fn test_provider(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    ok(s.management.test_connection(&id).await.map_err(fail)?)
+    ok(s.management.test_connection(&id).await?)
 }
 
 async fn list_keys(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.list_api_keys().await.map_err(fail)?)
+    ok(s.management.list_api_keys().await?)
 }
 
 async fn create_key(State(s): State<AppState>, ApiJson(req): ApiJson<ApiKeyCreateRequest>) -> ApiResult {
-    created(s.management.create_api_key(req).await.map_err(fail)?)
+    created(s.management.create_api_key(req).await?)
 }
 
 async fn delete_key(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    s.management.delete_api_key(&id).await.map_err(fail)?;
+    s.management.delete_api_key(&id).await?;
     no_content()
 }
 
 async fn list_combos(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.list_combos().await.map_err(fail)?)
+    ok(s.management.list_combos().await?)
 }
 
 async fn put_combo(State(s): State<AppState>, ApiJson(combo): ApiJson<ComboView>) -> ApiResult {
-    s.management.put_combo(combo.clone()).await.map_err(fail)?;
+    s.management.put_combo(combo.clone()).await?;
     ok(combo)
 }
 
 async fn delete_combo(State(s): State<AppState>, Path(name): Path<String>) -> ApiResult {
-    s.management.delete_combo(&name).await.map_err(fail)?;
+    s.management.delete_combo(&name).await?;
     no_content()
 }
 
 async fn list_aliases(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.list_aliases().await.map_err(fail)?)
+    ok(s.management.list_aliases().await?)
 }
 
 async fn put_alias(State(s): State<AppState>, ApiJson(alias): ApiJson<AliasView>) -> ApiResult {
-    s.management.put_alias(alias.clone()).await.map_err(fail)?;
+    s.management.put_alias(alias.clone()).await?;
     ok(alias)
 }
 
 async fn delete_alias(State(s): State<AppState>, Path(from): Path<String>) -> ApiResult {
-    s.management.delete_alias(&from).await.map_err(fail)?;
+    s.management.delete_alias(&from).await?;
     no_content()
 }
 
 async fn health(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.health().await.map_err(fail)?)
+    ok(s.management.health().await?)
 }
 
 async fn logs(
@@ -130,10 +141,10 @@ async fn logs(
     query: Result<Query<LogsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult {
     let Query(query) = query.map_err(|e| {
-        fail(GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
+        GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
             path: String::new(),
             message: e.body_text(),
-        }]))
+        }])
     })?;
-    ok(s.management.logs(query).await.map_err(fail)?)
+    ok(s.management.logs(query).await?)
 }

@@ -42,10 +42,10 @@ pub fn key_issues(req: &ApiKeyCreateRequest, table: &RoutingTable) -> Issues {
     if req.name.trim().is_empty() || req.name.chars().count() > 64 {
         issues.add("/name", "must be 1–64 characters");
     }
-    if let Some(key) = &req.key {
-        if key.len() < 16 || key.len() > 256 || key.chars().any(|c| c.is_control() || c == ' ') {
-            issues.add("/key", "must be 16–256 characters without spaces");
-        }
+    if let Some(key) = &req.key
+        && (key.len() < 16 || key.len() > 256 || key.chars().any(|c| c.is_control() || c == ' '))
+    {
+        issues.add("/key", "must be 16–256 characters without spaces");
     }
     for (i, scope) in req.scopes.iter().enumerate() {
         if !KNOWN_SCOPES.contains(&scope.as_str()) {

@@ -117,13 +117,10 @@ impl ManagementService {
 
     /// Creates a connection; 409 when the id exists.
     pub async fn create_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionView> {
-        if let Some(id) = &req.id {
-            if self.store.get_connection(id).await?.is_some() {
-                return Err(GatewayError::new(
-                    ErrorCode::Conflict,
-                    format!("connection '{id}' already exists"),
-                ));
-            }
+        if let Some(id) = &req.id
+            && self.store.get_connection(id).await?.is_some()
+        {
+            return Err(GatewayError::new(ErrorCode::Conflict, format!("connection '{id}' already exists")));
         }
         let record = self.record_from_request(req, None)?;
         self.store.put_connection(&record).await?;

@@ -107,10 +107,10 @@ pub fn combo_issues(combo: &ComboView, table: &RoutingTable) -> Issues {
                 format!("'{}' matches no provider/model, catalogue model or known prefix", t.model),
             );
         }
-        if let Some(conn) = &t.connection {
-            if !table.by_id.contains_key(conn) {
-                issues.add(format!("/targets/{i}/connection"), format!("connection '{conn}' does not exist"));
-            }
+        if let Some(conn) = &t.connection
+            && !table.by_id.contains_key(conn)
+        {
+            issues.add(format!("/targets/{i}/connection"), format!("connection '{conn}' does not exist"));
         }
     }
     issues

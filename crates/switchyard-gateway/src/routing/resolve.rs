@@ -65,12 +65,12 @@ fn provider_for_prefix(model: &str) -> Option<&'static str> {
 impl RoutingTable {
     /// Resolves a name that is not a combo or alias: `provider/model`, or a bare id.
     fn resolve_plain(&self, name: &str) -> Option<Vec<Target>> {
-        if let Some((provider, model)) = name.split_once('/') {
-            if !model.is_empty() && self.by_provider.contains_key(provider) {
-                let target =
-                    Target { provider: provider.to_owned(), model: model.to_owned(), connection: None };
-                return Some(vec![target]);
-            }
+        if let Some((provider, model)) = name.split_once('/')
+            && !model.is_empty()
+            && self.by_provider.contains_key(provider)
+        {
+            let target = Target { provider: provider.to_owned(), model: model.to_owned(), connection: None };
+            return Some(vec![target]);
         }
         if let Some(providers) = self.catalogue.get(name) {
             let targets = providers
