@@ -18,14 +18,13 @@ use crate::state::AppState;
 /// The host part of a Host header value (`[::1]:7821` → `::1`), lower-cased.
 fn host_name(value: &str) -> String {
     let value = value.trim();
-    let host =
-        if let Some(rest) = value.strip_prefix('[') {
-            rest.split(']').next().unwrap_or_default()
-        } else {
-            value
-                .rsplit_once(':')
-                .map_or(value, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { value })
-        };
+    let host = if let Some(rest) = value.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        value
+            .rsplit_once(':')
+            .map_or(value, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { value })
+    };
     host.to_ascii_lowercase()
 }
 

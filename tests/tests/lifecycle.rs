@@ -1,0 +1,90 @@
+//! Start-up and shutdown: in-flight streams finish within the grace period, a stream
+//! that never ends is cut at the bound, the request log is flushed and pruned to its
+//! retention, and the database lives in the data directory in WAL mode.
+
+use std::time::Duration;
+
+use serde_json::json;
+use switchyard_testkit::{FakeUpstream, Reply, StreamEnd, wire};
+use switchyard_tests::{TestGateway, client_key_toml, text};
+
+fn config(up: &FakeUpstream) -> String {
+    format!(
+        "{}\n[[connections]]\nid = \"a\"\nprovider = \"anthropic\"\napi_key = \"k\"\nbase_url = \"{}\"\n",
+        client_key_toml(),
+        up.url()
+    )
+}
+
+fn request() -> serde_json::Value {
+    json!({"model": "claude-x", "stream": true, "messages": []})
+}
+
+#[tokio::test]
+async fn shutdown_lets_an_in_flight_stream_finish() {
+    let frames = wire::anthropic_sse("claude-x", "slow but complete");
+    let slow = Reply::Sse {
+        status: 200,
+        headers: vec![],
+        frames: frames.iter().map(|f| (Duration::from_millis(60), f.clone())).collect(),
+        end: StreamEnd::Complete,
+    };
+    let up = FakeUpstream::start(slow).await;
+    let mut gw = TestGateway::start(&config(&up)).await;
+    let url = gw.url("/v1/messages");
+
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    let reader = tokio::spawn(text(response));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    gw.shutdown().await;
+    assert_eq!(reader.await.unwrap_or_default(), frames.concat());
+
+    // After shutdown the port no longer accepts requests.
+    let after = reqwest::Client::new().post(url).json(&request()).send().await;
+    assert!(after.is_err());
+}
+
+#[tokio::test]
+async fn shutdown_is_bounded_by_the_grace_period() {
+    let frames = wire::anthropic_sse("claude-x", "never ends");
+    let up = FakeUpstream::start(Reply::sse(frames[..1].to_vec()).ending(StreamEnd::Hang)).await;
+    let mut gw =
+        TestGateway::start_with(&config(&up), |c| c.shutdown_grace = Duration::from_millis(300)).await;
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    let started = tokio::time::Instant::now();
+    gw.shutdown().await;
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(5), "shutdown took {took:?}");
+    drop(response);
+}
+
+#[tokio::test]
+async fn the_request_log_is_flushed_and_kept_within_its_retention() {
+    let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-x", "ok"))).await;
+    let mut gw = TestGateway::start_with(&config(&up), |c| c.log_retention_rows = 5).await;
+    for _ in 0..12 {
+        let r = gw.post("/v1/messages", &json!({"model": "claude-x", "messages": []})).await;
+        assert_eq!(r.status(), 200);
+    }
+    let db = gw.dir.path().join("data").join("switchyard.sqlite");
+    gw.shutdown().await;
+
+    let options = format!("sqlite://{}", db.display());
+    let pool = sqlx::SqlitePool::connect(&options).await.unwrap_or_else(|e| panic!("{e}"));
+    let (count, max_id): (i64, i64) = sqlx::query_as("SELECT COUNT(*), MAX(id) FROM request_log")
+        .fetch_one(&pool)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((count, max_id), (5, 12));
+    let (mode,): (String,) =
+        sqlx::query_as("PRAGMA journal_mode").fetch_one(&pool).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mode, "wal");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&db).map(|m| m.permissions().mode() & 0o777).unwrap_or(0);
+        assert_eq!(mode, 0o600, "database file must be owner-only");
+    }
+}
