@@ -33,6 +33,10 @@ struct ServeArgs {
     /// Allow a non-loopback listen address (client API keys are then always required).
     #[arg(long)]
     allow_remote: bool,
+    /// Extra host name accepted in the Host header (repeatable), e.g. this machine's
+    /// LAN name with --allow-remote. Loopback names are always accepted.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
     /// Data directory for the database and management token [default: the OS data dir].
     #[arg(long, env = "SWITCHYARD_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -92,6 +96,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = GatewayConfig::new(&data_dir);
     config.listen = listen;
     config.allow_remote = args.allow_remote;
+    config.allowed_hosts = args.allowed_hosts;
     config.config_file = args.config;
     config.management_token = args.management_token;
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -39,6 +40,9 @@ pub struct GatewayConfig {
     pub listen: SocketAddr,
     /// Permit a non-loopback listen address.
     pub allow_remote: bool,
+    /// Host names (besides loopback names and a non-loopback listen IP) accepted in
+    /// the Host header, e.g. the machine's LAN name when serving with `allow_remote`.
+    pub allowed_hosts: Vec<String>,
     /// Config file to import at start.
     pub config_file: Option<PathBuf>,
     /// Management token override (not persisted).
@@ -60,6 +64,7 @@ impl GatewayConfig {
             data_dir: data_dir.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 7821)),
             allow_remote: false,
+            allowed_hosts: Vec::new(),
             config_file: None,
             management_token: None,
             proxy: ProxyOptions::default(),
@@ -135,7 +140,8 @@ impl Gateway {
         let shutdown = CancellationToken::new();
         let (log, log_writer) =
             spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
-        let mut extra_hosts = Vec::new();
+        let mut extra_hosts: Vec<String> =
+            config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
             extra_hosts.push(addr.ip().to_string());
         }
@@ -153,6 +159,13 @@ impl Gateway {
         });
         let app = crate::http::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let stop = shutdown.clone();
+        // Small writes (SSE frames, headers before a streamed body) must not wait for
+        // Nagle's algorithm: on loopback that would add up to 40 ms per response.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(event = "server.nodelay_failed", error = %e);
+            }
+        });
         let server = tokio::spawn(async move {
             let served = axum::serve(listener, app)
                 .with_graceful_shutdown(async move { stop.cancelled().await })
