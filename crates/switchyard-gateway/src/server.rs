@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use arc_swap::ArcSwap;
 use axum::serve::ListenerExt;
+use secrecy::SecretString;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -152,7 +153,7 @@ impl Gateway {
             log,
             options: config.proxy.clone(),
             management,
-            management_token: token.clone(),
+            management_token: SecretString::from(token.clone()),
             listen: addr,
             extra_hosts,
             started: tokio::time::Instant::now(),

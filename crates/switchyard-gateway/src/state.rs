@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use secrecy::SecretString;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -49,8 +50,8 @@ pub struct GatewayState {
     pub options: ProxyOptions,
     /// Management operations.
     pub management: ManagementService,
-    /// Hash of the management token.
-    pub management_token: String,
+    /// The management token (redacted in `Debug`, never logged).
+    pub management_token: SecretString,
     /// The bound address.
     pub listen: SocketAddr,
     /// Lower-cased host names accepted in the Host header besides loopback names.

@@ -8,6 +8,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderMap, header};
+use secrecy::ExposeSecret;
 use switchyard_types::ErrorCode;
 
 use crate::errors::{ErrorFormat, GatewayError};
@@ -107,7 +108,7 @@ pub async fn require_management_token(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().strip_prefix("Bearer ").or_else(|| v.trim().strip_prefix("bearer ")))
-        .is_some_and(|t| secrets_equal(t.trim(), &state.management_token));
+        .is_some_and(|t| secrets_equal(t.trim(), state.management_token.expose_secret()));
     if ok {
         return next.run(request).await;
     }
