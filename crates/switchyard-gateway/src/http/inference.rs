@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, post};
 use http::{HeaderMap, StatusCode, Uri, header};
 use http_body_util::LengthLimitError;
 use switchyard_types::{ClientFormat, ErrorCode};
@@ -17,74 +18,54 @@ use crate::routing::UpstreamEndpoint;
 use crate::state::AppState;
 
 /// What distinguishes the four client endpoints.
-struct Endpoint {
+pub struct Endpoint {
     format: ClientFormat,
     upstream: UpstreamEndpoint,
     route: &'static str,
 }
 
 /// `POST /v1/messages` (Anthropic Messages).
-pub async fn messages(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let ep = Endpoint {
-        format: ClientFormat::AnthropicMessages,
-        upstream: UpstreamEndpoint::Messages,
-        route: "/v1/messages",
-    };
-    handle(state, peer, uri, headers, body, ep).await
-}
+pub static MESSAGES: Endpoint = Endpoint {
+    format: ClientFormat::AnthropicMessages,
+    upstream: UpstreamEndpoint::Messages,
+    route: "/v1/messages",
+};
 
 /// `POST /v1/messages/count_tokens`.
-pub async fn count_tokens(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let ep = Endpoint {
-        format: ClientFormat::AnthropicMessages,
-        upstream: UpstreamEndpoint::CountTokens,
-        route: "/v1/messages/count_tokens",
-    };
-    handle(state, peer, uri, headers, body, ep).await
-}
+pub static COUNT_TOKENS: Endpoint = Endpoint {
+    format: ClientFormat::AnthropicMessages,
+    upstream: UpstreamEndpoint::CountTokens,
+    route: "/v1/messages/count_tokens",
+};
 
 /// `POST /v1/chat/completions`.
-pub async fn chat_completions(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let ep = Endpoint {
-        format: ClientFormat::OpenaiChat,
-        upstream: UpstreamEndpoint::ChatCompletions,
-        route: "/v1/chat/completions",
-    };
-    handle(state, peer, uri, headers, body, ep).await
-}
+pub static CHAT_COMPLETIONS: Endpoint = Endpoint {
+    format: ClientFormat::OpenaiChat,
+    upstream: UpstreamEndpoint::ChatCompletions,
+    route: "/v1/chat/completions",
+};
 
 /// `POST /v1/responses`.
-pub async fn responses(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let ep = Endpoint {
-        format: ClientFormat::OpenaiResponses,
-        upstream: UpstreamEndpoint::Responses,
-        route: "/v1/responses",
-    };
-    handle(state, peer, uri, headers, body, ep).await
+pub static RESPONSES: Endpoint = Endpoint {
+    format: ClientFormat::OpenaiResponses,
+    upstream: UpstreamEndpoint::Responses,
+    route: "/v1/responses",
+};
+
+/// The POST handler of one client endpoint.
+pub fn post_handler(ep: &'static Endpoint) -> MethodRouter<AppState> {
+    post(
+        move |State(state): State<AppState>,
+              ConnectInfo(peer): ConnectInfo<SocketAddr>,
+              uri: Uri,
+              headers: HeaderMap,
+              body: Body| async move {
+            match prepare_and_forward(&state, Some(peer), &uri, &headers, body, ep).await {
+                Ok(response) => response,
+                Err(e) => e.into_response(),
+            }
+        },
+    )
 }
 
 /// `GET /v1/responses`: Codex's built-in provider tries a WebSocket here first.
@@ -100,20 +81,6 @@ pub async fn responses_websocket() -> Response {
 /// `HEAD`/`GET /api/hello`: the reachability probe Claude Code sends.
 pub async fn hello() -> impl IntoResponse {
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], "{\"ok\":true}")
-}
-
-async fn handle(
-    state: AppState,
-    peer: SocketAddr,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-    ep: Endpoint,
-) -> Response {
-    match prepare_and_forward(&state, Some(peer), &uri, &headers, body, &ep).await {
-        Ok(response) => response,
-        Err(e) => e.into_response(),
-    }
 }
 
 async fn prepare_and_forward(

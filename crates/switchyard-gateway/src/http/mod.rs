@@ -9,17 +9,20 @@ mod models;
 
 use axum::Router;
 use axum::middleware;
-use axum::routing::{get, post};
+use axum::routing::get;
 
 use crate::state::AppState;
 
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let inference = Router::new()
-        .route("/v1/messages", post(inference::messages))
-        .route("/v1/messages/count_tokens", post(inference::count_tokens))
-        .route("/v1/chat/completions", post(inference::chat_completions))
-        .route("/v1/responses", post(inference::responses).get(inference::responses_websocket))
+        .route("/v1/messages", inference::post_handler(&inference::MESSAGES))
+        .route("/v1/messages/count_tokens", inference::post_handler(&inference::COUNT_TOKENS))
+        .route("/v1/chat/completions", inference::post_handler(&inference::CHAT_COMPLETIONS))
+        .route(
+            "/v1/responses",
+            inference::post_handler(&inference::RESPONSES).get(inference::responses_websocket),
+        )
         .route("/v1/models", get(models::list_models))
         .route("/api/hello", get(inference::hello));
     let management = management::router()
