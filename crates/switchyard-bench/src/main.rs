@@ -1,0 +1,150 @@
+//! `switchyard-bench`: the gateway's performance benchmark, in one run.
+//!
+//! Starts a fast fake upstream in-process and the `switchyard` gateway as a child
+//! process, then measures the gateway's added latency at fixed rates, streaming
+//! time to first byte, maximum throughput, RSS at idle and under load, and 1,000
+//! concurrent open streams, each against the same fake upstream called directly.
+//! Prints a Markdown report; `--write-docs` also writes it into
+//! `docs/benchmarks.md`. See `run` for the plan and each phase's module for what it
+//! measures and why.
+
+mod client;
+mod closed_loop;
+mod gateway;
+mod machine;
+mod open_loop;
+mod report;
+mod run;
+mod stats;
+mod streams;
+mod targets;
+mod upstream;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+
+/// Benchmark the Switchyard gateway against a fake upstream, directly and through it.
+#[derive(Parser, Debug)]
+#[command(name = "switchyard-bench", version, about)]
+struct Cli {
+    /// Open-loop request rates (requests/s) for the added-latency runs.
+    #[arg(long, value_delimiter = ',', default_value = "100,1000,2000")]
+    rates: Vec<u32>,
+    /// Measured seconds per run (after the warm-up).
+    #[arg(long, default_value_t = 5.0)]
+    duration_secs: f64,
+    /// Warm-up seconds before each measured run.
+    #[arg(long, default_value_t = 1.0)]
+    warmup_secs: f64,
+    /// Closed-loop workers (= connections) for the throughput runs.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Keep-alive client connections for the open-loop runs.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Concurrent streams in the open-streams phase.
+    #[arg(long, default_value_t = 1000)]
+    streams: usize,
+    /// Open-loop rate (requests/s) for the streaming TTFB runs.
+    #[arg(long, default_value_t = 200)]
+    stream_rate: u32,
+    /// The `switchyard` binary [default: `switchyard` next to this executable].
+    #[arg(long)]
+    gateway_bin: Option<PathBuf>,
+    /// Also write the report into docs/benchmarks.md.
+    #[arg(long)]
+    write_docs: bool,
+    /// Where --write-docs writes.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.md"))]
+    docs_file: PathBuf,
+    /// Smoke run: short windows, fewer and shorter streams (numbers are not meaningful).
+    #[arg(long)]
+    quick: bool,
+}
+
+impl Cli {
+    fn settings(&self, command: String) -> anyhow::Result<run::Settings> {
+        let secs = |s: f64, what: &str| {
+            Duration::try_from_secs_f64(s).with_context(|| format!("--{what} must be a non-negative number"))
+        };
+        let mut settings = run::Settings {
+            rates: self.rates.clone(),
+            warmup: secs(self.warmup_secs, "warmup-secs")?,
+            duration: secs(self.duration_secs, "duration-secs")?,
+            connections: self.connections.max(1),
+            concurrency: self.concurrency.max(1),
+            streams: self.streams,
+            stream_rate: self.stream_rate.max(1),
+            slow_frames: 31,
+            slow_interval: Duration::from_millis(100),
+            timeout: Duration::from_secs(10),
+            settle: Duration::from_secs(3),
+            command,
+        };
+        if self.quick {
+            settings.warmup = Duration::from_millis(300);
+            settings.duration = Duration::from_secs(1);
+            settings.streams = settings.streams.min(200);
+            settings.slow_frames = 11;
+            settings.settle = Duration::from_secs(1);
+        }
+        if settings.rates.is_empty() || settings.rates.contains(&0) {
+            anyhow::bail!("--rates needs at least one positive rate");
+        }
+        Ok(settings)
+    }
+}
+
+/// The default gateway binary: `switchyard` in the directory of this executable
+/// (`target/release` or `$CARGO_TARGET_DIR/release`).
+fn default_gateway_bin() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating this executable")?;
+    let dir = exe.parent().context("this executable has no parent directory")?;
+    Ok(dir.join("switchyard"))
+}
+
+/// 1,000 streams need ~3,000 sockets across client, gateway and upstream: lift the
+/// soft open-file limit to the hard one (the gateway child inherits it).
+fn raise_nofile_limit() -> Option<u64> {
+    let limit = getrlimit(Resource::Nofile);
+    if limit.maximum != limit.current {
+        let raised = Rlimit { current: limit.maximum, maximum: limit.maximum };
+        if let Err(e) = setrlimit(Resource::Nofile, raised) {
+            eprintln!("[bench] could not raise RLIMIT_NOFILE: {e}");
+        }
+    }
+    getrlimit(Resource::Nofile).current
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let command = std::env::args()
+        .enumerate()
+        .map(|(i, a)| if i == 0 { "switchyard-bench".to_owned() } else { a })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let settings = cli.settings(command)?;
+    let nofile = raise_nofile_limit();
+    eprintln!(
+        "[bench] open-file limit: {}",
+        nofile.map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
+    );
+    let bin = match &cli.gateway_bin {
+        Some(path) => path.clone(),
+        None => default_gateway_bin()?,
+    };
+
+    let results = run::run(settings, &bin).await?;
+    let text = report::markdown(&results);
+    println!("{text}");
+    if cli.write_docs {
+        report::write_docs(&cli.docs_file, &text)?;
+        eprintln!("[bench] wrote {}", cli.docs_file.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,325 @@
+//! The benchmark plan: start the fake upstreams and the gateway, then run every
+//! phase once directly against the fake upstream and once through the gateway, with
+//! identical request bodies and headers, and collect the results for the report.
+//!
+//! Order matters and is fixed: idle memory first (before any request), then the
+//! latency runs from the lowest rate up, streaming TTFB, throughput (with RSS
+//! sampling), idle memory after load, and the many-streams phase last, because it
+//! leaves the gateway holding a large upstream connection pool. Each gateway run
+//! directly follows its direct twin so both see the same machine state.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use serde_json::json;
+
+use crate::client::{self, RequestSpec, Until};
+use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
+use crate::gateway::{self, GatewayProcess};
+use crate::machine::Machine;
+use crate::open_loop::{self, OpenLoop, OpenLoopResult};
+use crate::streams::{self, StreamsResult};
+use crate::upstream::{FakeUpstream, Pace};
+
+/// Size the request bodies are padded to.
+const BODY_BYTES: usize = 1024;
+/// RSS sampling period.
+const RSS_EVERY: Duration = Duration::from_millis(100);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Open-loop rates, requests/s.
+    pub rates: Vec<u32>,
+    /// Warm-up before each measured window.
+    pub warmup: Duration,
+    /// Each measured window.
+    pub duration: Duration,
+    /// Client connections for the open-loop runs.
+    pub connections: usize,
+    /// Closed-loop workers for the throughput runs.
+    pub concurrency: usize,
+    /// Concurrent streams in the last phase.
+    pub streams: usize,
+    /// Open-loop rate for the streaming TTFB runs.
+    pub stream_rate: u32,
+    /// Frames in each slow stream.
+    pub slow_frames: usize,
+    /// Gap between slow-stream frames.
+    pub slow_interval: Duration,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// How long to let the gateway settle before an "after" memory reading.
+    pub settle: Duration,
+    /// The command line, for the report.
+    pub command: String,
+}
+
+/// A direct run and its gateway twin.
+#[derive(Debug, Clone)]
+pub struct Pair<T> {
+    /// Straight to the fake upstream.
+    pub direct: T,
+    /// Through the gateway.
+    pub gateway: T,
+}
+
+/// One open-loop rate, both ways.
+#[derive(Debug, Clone)]
+pub struct RateRun {
+    /// Requests/s.
+    pub rate: u32,
+    /// Results.
+    pub pair: Pair<OpenLoopResult>,
+}
+
+/// Gateway RSS readings, bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory {
+    /// After start, before any request.
+    pub idle_start: u64,
+    /// Peak while saturated by the throughput run.
+    pub throughput_peak: u64,
+    /// After the throughput run, once settled.
+    pub idle_after_load: u64,
+}
+
+/// The many-streams phase with its memory readings (bytes).
+#[derive(Debug, Clone)]
+pub struct StreamsPhase {
+    /// Counts and timing.
+    pub result: StreamsResult,
+    /// RSS just before.
+    pub rss_before: u64,
+    /// Peak RSS while the streams ran.
+    pub rss_peak: u64,
+    /// RSS after all streams ended and the gateway settled.
+    pub rss_after: u64,
+}
+
+/// Request-log rows written versus requests sent through the gateway.
+#[derive(Debug, Clone, Copy)]
+pub struct LogCheck {
+    /// Newest row id in the request log.
+    pub rows: u64,
+    /// Requests the benchmark sent through the gateway.
+    pub gateway_requests: u64,
+}
+
+/// Everything the report shows.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// What ran.
+    pub settings: Settings,
+    /// Where.
+    pub machine: Machine,
+    /// Non-streaming open-loop runs, one per rate.
+    pub latency: Vec<RateRun>,
+    /// Streaming time-to-first-byte.
+    pub ttfb: RateRun,
+    /// Closed-loop throughput.
+    pub throughput: Pair<ClosedLoopResult>,
+    /// Gateway memory.
+    pub memory: Memory,
+    /// Many concurrent streams.
+    pub streams: StreamsPhase,
+    /// Request-log check (None if the management API could not be read).
+    pub log: Option<LogCheck>,
+}
+
+/// A JSON body padded to [`BODY_BYTES`] with filler in the user message.
+fn padded(mut body: serde_json::Value) -> Bytes {
+    let base = body.to_string().len();
+    let filler: String = "Please review this function for off-by-one errors. "
+        .chars()
+        .cycle()
+        .take(BODY_BYTES.saturating_sub(base))
+        .collect();
+    body["messages"][1]["content"] = json!(filler);
+    Bytes::from(body.to_string())
+}
+
+fn chat_body() -> Bytes {
+    padded(json!({
+        "model": gateway::CHAT_MODEL,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "system", "content": "You are a terse assistant."},
+            {"role": "user", "content": ""}
+        ]
+    }))
+}
+
+fn messages_body(model: &str) -> Bytes {
+    padded(json!({
+        "model": model,
+        "max_tokens": 64,
+        "stream": true,
+        "messages": [
+            {"role": "assistant", "content": "Ready."},
+            {"role": "user", "content": ""}
+        ]
+    }))
+}
+
+/// The same request against two servers.
+struct Specs {
+    direct: Arc<RequestSpec>,
+    gateway: Arc<RequestSpec>,
+}
+
+fn specs(
+    upstream: &FakeUpstream,
+    gw: &GatewayProcess,
+    path: &'static str,
+    body: &Bytes,
+) -> anyhow::Result<Specs> {
+    let auth = format!("Bearer {}", gateway::CLIENT_KEY);
+    let headers = [("authorization", auth.as_str()), ("anthropic-version", "2023-06-01")];
+    Ok(Specs {
+        direct: Arc::new(RequestSpec::post_json(upstream.addr(), path, &headers, body.clone())?),
+        gateway: Arc::new(RequestSpec::post_json(gw.addr(), path, &headers, body.clone())?),
+    })
+}
+
+/// One request each way must work before anything is measured.
+async fn smoke(name: &str, s: &Specs, until: Until, gw: &GatewayProcess) -> anyhow::Result<()> {
+    for spec in [&s.direct, &s.gateway] {
+        let mut conn = client::connect(spec.addr).await?;
+        client::exchange(&mut conn, spec, until).await.with_context(|| {
+            format!("{name} smoke request to {} failed; gateway log:\n{}", spec.addr, gw.log_tail())
+        })?;
+    }
+    Ok(())
+}
+
+async fn open_pair(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Pair<OpenLoopResult>> {
+    eprintln!("[bench] {label} @ {} req/s: direct", cfg.rate);
+    let direct = open_loop::run(s.direct.clone(), cfg).await?;
+    eprintln!("[bench] {label} @ {} req/s: gateway", cfg.rate);
+    let gateway = open_loop::run(s.gateway.clone(), cfg).await?;
+    for (way, r) in [("direct", &direct), ("gateway", &gateway)] {
+        if let Some(e) = &r.first_error {
+            eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
+        }
+    }
+    Ok(Pair { direct, gateway })
+}
+
+/// Runs the whole benchmark.
+pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Results> {
+    let machine = Machine::detect();
+    let fast = FakeUpstream::start(Pace::Fast).await?;
+    let slow =
+        FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
+            .await?;
+    let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr()).await?;
+    eprintln!("[bench] gateway pid {} on {}; fake upstream on {}", gw.pid(), gw.addr(), fast.addr());
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle_start = gw.rss()?;
+
+    let chat = specs(&fast, &gw, "/v1/chat/completions", &chat_body())?;
+    let sse = specs(&fast, &gw, "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
+    let slow_spec = specs(&slow, &gw, "/v1/messages", &messages_body(gateway::SLOW_MODEL))?;
+    smoke("chat", &chat, Until::FullBody, &gw).await?;
+    smoke("messages stream", &sse, Until::FirstByte, &gw).await?;
+    let mut gateway_requests: u64 = 2;
+
+    let mut latency = Vec::new();
+    for &rate in &settings.rates {
+        let cfg = OpenLoop {
+            rate,
+            warmup: settings.warmup,
+            duration: settings.duration,
+            connections: settings.connections,
+            until: Until::FullBody,
+            timeout: settings.timeout,
+        };
+        let pair = open_pair(&chat, cfg, "chat latency").await?;
+        gateway_requests += pair.gateway.sent;
+        latency.push(RateRun { rate, pair });
+    }
+
+    let ttfb_cfg = OpenLoop {
+        rate: settings.stream_rate,
+        warmup: settings.warmup,
+        duration: settings.duration,
+        connections: settings.connections,
+        until: Until::FirstByte,
+        timeout: settings.timeout,
+    };
+    let ttfb = RateRun { rate: settings.stream_rate, pair: open_pair(&sse, ttfb_cfg, "stream TTFB").await? };
+    gateway_requests += ttfb.pair.gateway.sent;
+
+    let tp_cfg =
+        ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
+    eprintln!("[bench] throughput, {} workers: direct", settings.concurrency);
+    let tp_direct = closed_loop::run(chat.direct.clone(), tp_cfg).await?;
+    eprintln!("[bench] throughput, {} workers: gateway", settings.concurrency);
+    let sampler = gw.sample_rss(RSS_EVERY);
+    let tp_gateway = closed_loop::run(chat.gateway.clone(), tp_cfg).await?;
+    let throughput_peak = sampler.stop().await?;
+    gateway_requests += tp_gateway.sent;
+    for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway)] {
+        if let Some(e) = &r.first_error {
+            eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
+        }
+    }
+    tokio::time::sleep(settings.settle).await;
+    let idle_after_load = gw.rss()?;
+
+    eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
+    let rss_before = gw.rss()?;
+    let sampler = gw.sample_rss(RSS_EVERY);
+    let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
+    let result =
+        streams::run(slow_spec.gateway.clone(), settings.streams, stream_time + settings.timeout).await?;
+    let rss_peak = sampler.stop().await?;
+    gateway_requests += settings.streams as u64;
+    if let Some(e) = &result.first_error {
+        eprintln!("[bench]   {} stream error(s), first: {e}", result.errors);
+    }
+    tokio::time::sleep(settings.settle).await;
+    let rss_after = gw.rss()?;
+
+    let log = match gw.request_log_rows().await {
+        Ok(rows) => Some(LogCheck { rows, gateway_requests }),
+        Err(e) => {
+            eprintln!("[bench] could not read the request log: {e:#}");
+            None
+        }
+    };
+    gw.stop().await?;
+    if result.completed == 0 && settings.streams > 0 {
+        bail!("no stream completed: {}", result.first_error.unwrap_or_default());
+    }
+    Ok(Results {
+        settings,
+        machine,
+        latency,
+        ttfb,
+        throughput: Pair { direct: tp_direct, gateway: tp_gateway },
+        memory: Memory { idle_start, throughput_peak, idle_after_load },
+        streams: StreamsPhase { result, rss_before, rss_peak, rss_after },
+        log,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_about_one_kilobyte_and_valid_json() -> anyhow::Result<()> {
+        for body in [chat_body(), messages_body("claude-bench")] {
+            assert!((BODY_BYTES - 8..=BODY_BYTES + 8).contains(&body.len()), "len {}", body.len());
+            let _: serde_json::Value = serde_json::from_slice(&body)?;
+        }
+        assert!(messages_body("m").windows(13).any(|w| w == b"\"stream\":true"));
+        Ok(())
+    }
+}

@@ -1,0 +1,155 @@
+//! The performance targets of issue 2, checked against a run. Each verdict states
+//! its margin: how far inside the target a met figure is, or by how much a missed
+//! one misses it. A target whose phase did not run (e.g. 2,000 requests/s not among
+//! `--rates`) is reported as not measured, never as met.
+
+use crate::run::Results;
+use crate::stats;
+
+/// Added p50 budget at 2,000 requests/s, ms.
+pub const ADDED_P50_MS: f64 = 0.1;
+/// Added p99 budget at 2,000 requests/s, ms.
+pub const ADDED_P99_MS: f64 = 0.5;
+/// The rate the latency budgets apply at.
+pub const TARGET_RATE: u32 = 2_000;
+/// Throughput floor through the gateway, requests/s.
+pub const THROUGHPUT_RPS: f64 = 10_000.0;
+/// Idle RSS ceiling, bytes (20 MB, decimal).
+pub const IDLE_RSS_BYTES: u64 = 20_000_000;
+/// What "bounded memory" means for the many-streams target: the RSS growth per
+/// concurrently open stream stays under this many bytes (64 KB; a relay needs a few
+/// KB of buffers and two sockets per stream, so this catches per-stream buffering of
+/// whole bodies or leaks, not allocator noise).
+pub const STREAM_BYTES_BUDGET: u64 = 64_000;
+
+/// Met or not, with the margin in words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Met, and by how much.
+    Met(String),
+    /// Missed, and by how much.
+    Missed(String),
+    /// The phase did not run.
+    NotMeasured(String),
+}
+
+/// One row of the targets table.
+#[derive(Debug, Clone)]
+pub struct TargetCheck {
+    /// What is measured.
+    pub name: String,
+    /// The goal, as text.
+    pub goal: String,
+    /// The measured figure, as text.
+    pub measured: String,
+    /// Verdict with margin.
+    pub verdict: Verdict,
+}
+
+fn at_most(value: f64, limit: f64, unit: &str, digits: usize) -> Verdict {
+    if value <= limit {
+        Verdict::Met(format!("{:.digits$} {unit} under", limit - value))
+    } else {
+        Verdict::Missed(format!(
+            "over by {:.digits$} {unit} ({:.1}× the budget)",
+            value - limit,
+            value / limit
+        ))
+    }
+}
+
+fn latency_check(label: &str, limit: f64, added: Option<f64>) -> TargetCheck {
+    let name = format!("Added latency {label} at {TARGET_RATE} req/s (non-streaming)");
+    let goal = format!("≤ {limit:.1} ms");
+    match added {
+        Some(added) => TargetCheck {
+            name,
+            goal,
+            measured: format!("{added:.3} ms"),
+            verdict: at_most(added, limit, "ms", 3),
+        },
+        None => TargetCheck {
+            name,
+            goal,
+            measured: "—".into(),
+            verdict: Verdict::NotMeasured(format!("{TARGET_RATE} req/s not in --rates")),
+        },
+    }
+}
+
+/// Checks every target.
+pub fn check(r: &Results) -> Vec<TargetCheck> {
+    let mut out = Vec::new();
+    let at_rate = r.latency.iter().find(|run| run.rate == TARGET_RATE);
+    let added = |pick: fn(&stats::Summary) -> u64| {
+        at_rate.map(|run| stats::added_ms(pick(&run.pair.gateway.latency), pick(&run.pair.direct.latency)))
+    };
+    out.push(latency_check("p50", ADDED_P50_MS, added(|s| s.p50)));
+    out.push(latency_check("p99", ADDED_P99_MS, added(|s| s.p99)));
+
+    let rps = r.throughput.gateway.rps;
+    out.push(TargetCheck {
+        name: "Throughput through the gateway, small non-streaming".into(),
+        goal: format!("≥ {THROUGHPUT_RPS:.0} req/s"),
+        measured: format!("{rps:.0} req/s"),
+        verdict: if rps >= THROUGHPUT_RPS {
+            Verdict::Met(format!("{:.0} req/s over", rps - THROUGHPUT_RPS))
+        } else {
+            Verdict::Missed(format!(
+                "short by {:.0} req/s ({:.0} % of the target)",
+                THROUGHPUT_RPS - rps,
+                100.0 * rps / THROUGHPUT_RPS
+            ))
+        },
+    });
+
+    let idle_mb = r.memory.idle_start as f64 / 1e6;
+    out.push(TargetCheck {
+        name: "Gateway RSS at idle after start".into(),
+        goal: format!("≤ {:.0} MB", IDLE_RSS_BYTES as f64 / 1e6),
+        measured: format!("{idle_mb:.1} MB"),
+        verdict: at_most(idle_mb, IDLE_RSS_BYTES as f64 / 1e6, "MB", 1),
+    });
+
+    let s = &r.streams;
+    let n = s.result.requested.max(1) as u64;
+    let per_stream = s.rss_peak.saturating_sub(s.rss_before) / n;
+    let measured = format!(
+        "{} errors, {}/{} completed, {:.1} KB RSS per stream",
+        s.result.errors,
+        s.result.completed,
+        s.result.requested,
+        per_stream as f64 / 1e3
+    );
+    let verdict = if s.result.errors > 0 || s.result.completed < s.result.requested {
+        Verdict::Missed(format!("{} stream(s) failed", s.result.requested - s.result.completed))
+    } else if per_stream > STREAM_BYTES_BUDGET {
+        Verdict::Missed(format!(
+            "memory per stream over budget by {:.1} KB",
+            (per_stream - STREAM_BYTES_BUDGET) as f64 / 1e3
+        ))
+    } else {
+        Verdict::Met(format!(
+            "0 errors; {:.1} KB per stream under budget",
+            (STREAM_BYTES_BUDGET - per_stream) as f64 / 1e3
+        ))
+    };
+    out.push(TargetCheck {
+        name: format!("{} concurrent open streams", s.result.requested),
+        goal: format!("0 errors, bounded memory (≤ {} KB per stream)", STREAM_BYTES_BUDGET / 1000),
+        measured,
+        verdict,
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn margins_read_naturally() {
+        assert_eq!(at_most(0.04, 0.1, "ms", 3), Verdict::Met("0.060 ms under".into()));
+        assert_eq!(at_most(0.3, 0.1, "ms", 3), Verdict::Missed("over by 0.200 ms (3.0× the budget)".into()));
+    }
+}
