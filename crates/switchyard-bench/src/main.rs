@@ -13,6 +13,7 @@ mod closed_loop;
 mod gateway;
 mod machine;
 mod open_loop;
+mod relay;
 mod report;
 mod run;
 mod stats;
@@ -20,17 +21,20 @@ mod streams;
 mod targets;
 mod upstream;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 
 /// Benchmark the Switchyard gateway against a fake upstream, directly and through it.
 #[derive(Parser, Debug)]
 #[command(name = "switchyard-bench", version, about)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Internal>,
     /// Open-loop request rates (requests/s) for the added-latency runs.
     #[arg(long, value_delimiter = ',', default_value = "100,1000,2000")]
     rates: Vec<u32>,
@@ -64,6 +68,21 @@ struct Cli {
     /// Smoke run: short windows, fewer and shorter streams (numbers are not meaningful).
     #[arg(long)]
     quick: bool,
+}
+
+/// Processes the benchmark starts from its own executable.
+#[derive(Subcommand, Debug)]
+enum Internal {
+    /// The reference relay (see `relay`); started by the benchmark itself.
+    #[command(hide = true)]
+    Relay {
+        /// Address to listen on.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// The fake upstream.
+        #[arg(long)]
+        upstream: SocketAddr,
+    },
 }
 
 impl Cli {
@@ -123,6 +142,9 @@ fn raise_nofile_limit() -> Option<u64> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Internal::Relay { listen, upstream }) = cli.command {
+        return relay::serve(listen, upstream).await;
+    }
     let command = std::env::args()
         .enumerate()
         .map(|(i, a)| if i == 0 { "switchyard-bench".to_owned() } else { a })
@@ -139,7 +161,8 @@ async fn main() -> anyhow::Result<()> {
         None => default_gateway_bin()?,
     };
 
-    let results = run::run(settings, &bin).await?;
+    let exe = std::env::current_exe().context("locating this executable")?;
+    let results = run::run(settings, &bin, &exe).await?;
     let text = report::markdown(&results);
     println!("{text}");
     if cli.write_docs {

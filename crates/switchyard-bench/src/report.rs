@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::open_loop::OpenLoopResult;
-use crate::run::{Pair, RateRun, Results};
+use crate::run::{RateRun, Results, Ways};
 use crate::stats::{Summary, added_ms, ms};
 use crate::targets::{self, Verdict};
 
@@ -41,6 +41,12 @@ sending the next request as soon as the previous answer is complete.
 second, slow fake upstream (one SSE frame every 100 ms), each on its own client \
 connection, all read to `message_stop`; errors, completion, and RSS before, at peak \
 and after.
+- **Reference relay**: the cheapest possible HTTP/1.1 reverse proxy (hyper, one \
+upstream connection per client connection, bodies streamed untouched; no auth, \
+routing, parsing or log), a separate process like the gateway, measured in every \
+latency and throughput run. What it adds over direct is the floor for any proxy on \
+this machine (one more loopback hop, process and thread wake-ups); the gateway's \
+own share is its added latency minus the relay's.
 
 The load generator, the fake upstreams and the gateway share the machine's cores, \
 so the throughput figure is a lower bound for the gateway alone, and the direct \
@@ -121,18 +127,24 @@ fn row(out: &mut String, label: &str, s: &Summary, errors: u64) {
     );
 }
 
-fn pair_rows(out: &mut String, first: &str, p: &Pair<OpenLoopResult>) {
-    let (d, g) = (&p.direct.latency, &p.gateway.latency);
-    row(out, &format!("{first} direct"), d, p.direct.errors);
-    row(out, &format!("{first} gateway"), g, p.gateway.errors);
+fn added_row(out: &mut String, label: &str, base: &Summary, x: &Summary) {
     let _ = writeln!(
         out,
-        "| {first} **added** | | **{:+.3}** | {:+.3} | **{:+.3}** | {:+.3} | |",
-        added_ms(g.p50, d.p50),
-        added_ms(g.p90, d.p90),
-        added_ms(g.p99, d.p99),
-        added_ms(g.max, d.max)
+        "| {label} | | **{:+.3}** | {:+.3} | **{:+.3}** | {:+.3} | |",
+        added_ms(x.p50, base.p50),
+        added_ms(x.p90, base.p90),
+        added_ms(x.p99, base.p99),
+        added_ms(x.max, base.max)
     );
+}
+
+fn ways_rows(out: &mut String, first: &str, w: &Ways<OpenLoopResult>) {
+    let d = &w.direct.latency;
+    row(out, &format!("{first} direct"), d, w.direct.errors);
+    row(out, &format!("{first} gateway"), &w.gateway.latency, w.gateway.errors);
+    row(out, &format!("{first} relay (reference)"), &w.relay.latency, w.relay.errors);
+    added_row(out, &format!("{first} gateway **added**"), d, &w.gateway.latency);
+    added_row(out, &format!("{first} relay added (floor)"), d, &w.relay.latency);
 }
 
 const HEAD: &str =
@@ -145,7 +157,7 @@ fn latency_tables(out: &mut String, r: &Results) {
          `POST /v1/chat/completions`, ~1 KB body, full response read.\n\n{HEAD}"
     );
     for run in &r.latency {
-        pair_rows(out, &format!("{} req/s", run.rate), &run.pair);
+        ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
     }
     let _ = writeln!(out);
 }
@@ -157,7 +169,7 @@ fn ttfb_table(out: &mut String, run: &RateRun) {
          `POST /v1/messages` with `stream: true`, 7-frame Anthropic SSE; latency to the first \
          body chunk.\n\n{HEAD}"
     );
-    pair_rows(out, &format!("{} req/s", run.rate), &run.pair);
+    ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
     let _ = writeln!(out);
 }
 
@@ -169,7 +181,7 @@ fn throughput_table(out: &mut String, r: &Results) {
          | Run | Requests/s | Completed | Errors | p50 ms | p99 ms |\n|---|---|---|---|---|---|",
         r.settings.concurrency
     );
-    for (label, x) in [("direct", &t.direct), ("gateway", &t.gateway)] {
+    for (label, x) in [("direct", &t.direct), ("gateway", &t.gateway), ("relay (reference)", &t.relay)] {
         let _ = writeln!(
             out,
             "| {label} | **{:.0}** | {} | {} | {} | {} |",
@@ -180,7 +192,12 @@ fn throughput_table(out: &mut String, r: &Results) {
             ms(x.latency.p99)
         );
     }
-    let _ = writeln!(out, "\nGateway/direct: {:.0} %.\n", 100.0 * t.gateway.rps / t.direct.rps.max(1.0));
+    let _ = writeln!(
+        out,
+        "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %.\n",
+        100.0 * t.gateway.rps / t.direct.rps.max(1.0),
+        100.0 * t.gateway.rps / t.relay.rps.max(1.0)
+    );
 }
 
 fn mb(bytes: u64) -> String {
@@ -251,7 +268,7 @@ fn generator_table(out: &mut String, r: &Results) {
     );
     let runs = r.latency.iter().map(|run| ("chat", run)).chain(std::iter::once(("stream TTFB", &r.ttfb)));
     for (what, run) in runs {
-        for (way, x) in [("direct", &run.pair.direct), ("gateway", &run.pair.gateway)] {
+        for (way, x) in [("direct", &run.runs.direct), ("gateway", &run.runs.gateway), ("relay", &run.runs.relay)] {
             let _ = writeln!(
                 out,
                 "| {what} {} req/s {way} | {} | {} | {} | {} |",

@@ -1,13 +1,15 @@
-//! The benchmark plan: start the fake upstreams and the gateway, then run every
-//! phase once directly against the fake upstream and once through the gateway, with
-//! identical request bodies and headers, and collect the results for the report.
+//! The benchmark plan: start the fake upstreams, the gateway and the reference
+//! relay, then run every phase once directly against the fake upstream, once
+//! through the gateway and once through the relay, with identical request bodies
+//! and headers, and collect the results for the report.
 //!
 //! Order matters and is fixed: idle memory first (before any request), then the
 //! latency runs from the lowest rate up, streaming TTFB, throughput (with RSS
 //! sampling), idle memory after load, and the many-streams phase last, because it
-//! leaves the gateway holding a large upstream connection pool. Each gateway run
-//! directly follows its direct twin so both see the same machine state.
+//! leaves the gateway holding a large upstream connection pool. The three runs of a
+//! measurement follow each other directly so they see the same machine state.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +24,7 @@ use crate::gateway::{self, GatewayProcess};
 use crate::machine::Machine;
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
 use crate::streams::{self, StreamsResult};
+use crate::relay::RelayProcess;
 use crate::upstream::{FakeUpstream, Pace};
 
 /// Size the request bodies are padded to.
@@ -58,13 +61,15 @@ pub struct Settings {
     pub command: String,
 }
 
-/// A direct run and its gateway twin.
+/// One measurement taken three ways.
 #[derive(Debug, Clone)]
-pub struct Pair<T> {
+pub struct Ways<T> {
     /// Straight to the fake upstream.
     pub direct: T,
     /// Through the gateway.
     pub gateway: T,
+    /// Through the minimal reference relay (the floor for any proxy here).
+    pub relay: T,
 }
 
 /// One open-loop rate, both ways.
@@ -73,7 +78,7 @@ pub struct RateRun {
     /// Requests/s.
     pub rate: u32,
     /// Results.
-    pub pair: Pair<OpenLoopResult>,
+    pub runs: Ways<OpenLoopResult>,
 }
 
 /// Gateway RSS readings, bytes.
@@ -121,7 +126,7 @@ pub struct Results {
     /// Streaming time-to-first-byte.
     pub ttfb: RateRun,
     /// Closed-loop throughput.
-    pub throughput: Pair<ClosedLoopResult>,
+    pub throughput: Ways<ClosedLoopResult>,
     /// Gateway memory.
     pub memory: Memory,
     /// Many concurrent streams.
@@ -165,29 +170,19 @@ fn messages_body(model: &str) -> Bytes {
     }))
 }
 
-/// The same request against two servers.
-struct Specs {
-    direct: Arc<RequestSpec>,
-    gateway: Arc<RequestSpec>,
-}
+/// The same request against the fake upstream, the gateway and the relay.
+type Specs = Ways<Arc<RequestSpec>>;
 
-fn specs(
-    upstream: &FakeUpstream,
-    gw: &GatewayProcess,
-    path: &'static str,
-    body: &Bytes,
-) -> anyhow::Result<Specs> {
+fn specs(targets: Ways<SocketAddr>, path: &'static str, body: &Bytes) -> anyhow::Result<Specs> {
     let auth = format!("Bearer {}", gateway::CLIENT_KEY);
     let headers = [("authorization", auth.as_str()), ("anthropic-version", "2023-06-01")];
-    Ok(Specs {
-        direct: Arc::new(RequestSpec::post_json(upstream.addr(), path, &headers, body.clone())?),
-        gateway: Arc::new(RequestSpec::post_json(gw.addr(), path, &headers, body.clone())?),
-    })
+    let spec = |addr| RequestSpec::post_json(addr, path, &headers, body.clone()).map(Arc::new);
+    Ok(Ways { direct: spec(targets.direct)?, gateway: spec(targets.gateway)?, relay: spec(targets.relay)? })
 }
 
 /// One request each way must work before anything is measured.
 async fn smoke(name: &str, s: &Specs, until: Until, gw: &GatewayProcess) -> anyhow::Result<()> {
-    for spec in [&s.direct, &s.gateway] {
+    for spec in [&s.direct, &s.gateway, &s.relay] {
         let mut conn = client::connect(spec.addr).await?;
         client::exchange(&mut conn, spec, until).await.with_context(|| {
             format!("{name} smoke request to {} failed; gateway log:\n{}", spec.addr, gw.log_tail())
@@ -196,35 +191,50 @@ async fn smoke(name: &str, s: &Specs, until: Until, gw: &GatewayProcess) -> anyh
     Ok(())
 }
 
-async fn open_pair(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Pair<OpenLoopResult>> {
+async fn open_ways(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Ways<OpenLoopResult>> {
     eprintln!("[bench] {label} @ {} req/s: direct", cfg.rate);
     let direct = open_loop::run(s.direct.clone(), cfg).await?;
     eprintln!("[bench] {label} @ {} req/s: gateway", cfg.rate);
     let gateway = open_loop::run(s.gateway.clone(), cfg).await?;
-    for (way, r) in [("direct", &direct), ("gateway", &gateway)] {
+    eprintln!("[bench] {label} @ {} req/s: relay", cfg.rate);
+    let relay = open_loop::run(s.relay.clone(), cfg).await?;
+    for (way, r) in [("direct", &direct), ("gateway", &gateway), ("relay", &relay)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
         }
     }
-    Ok(Pair { direct, gateway })
+    Ok(Ways { direct, gateway, relay })
 }
 
-/// Runs the whole benchmark.
-pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Results> {
+/// Runs the whole benchmark; `relay_exe` is this binary (for the `relay` subcommand).
+pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> anyhow::Result<Results> {
     let machine = Machine::detect();
     let fast = FakeUpstream::start(Pace::Fast).await?;
     let slow =
         FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
             .await?;
     let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr()).await?;
-    eprintln!("[bench] gateway pid {} on {}; fake upstream on {}", gw.pid(), gw.addr(), fast.addr());
+    let relay = RelayProcess::start(relay_exe, fast.addr()).await?;
+    eprintln!(
+        "[bench] gateway pid {} on {}; fake upstream on {}; relay on {}",
+        gw.pid(),
+        gw.addr(),
+        fast.addr(),
+        relay.addr()
+    );
 
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_start = gw.rss()?;
 
-    let chat = specs(&fast, &gw, "/v1/chat/completions", &chat_body())?;
-    let sse = specs(&fast, &gw, "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
-    let slow_spec = specs(&slow, &gw, "/v1/messages", &messages_body(gateway::SLOW_MODEL))?;
+    let targets = Ways { direct: fast.addr(), gateway: gw.addr(), relay: relay.addr() };
+    let chat = specs(targets.clone(), "/v1/chat/completions", &chat_body())?;
+    let sse = specs(targets, "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
+    let slow_spec = RequestSpec::post_json(
+        gw.addr(),
+        "/v1/messages",
+        &[("authorization", &format!("Bearer {}", gateway::CLIENT_KEY)), ("anthropic-version", "2023-06-01")],
+        messages_body(gateway::SLOW_MODEL),
+    )?;
     smoke("chat", &chat, Until::FullBody, &gw).await?;
     smoke("messages stream", &sse, Until::FirstByte, &gw).await?;
     let mut gateway_requests: u64 = 2;
@@ -239,9 +249,9 @@ pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Resul
             until: Until::FullBody,
             timeout: settings.timeout,
         };
-        let pair = open_pair(&chat, cfg, "chat latency").await?;
-        gateway_requests += pair.gateway.sent;
-        latency.push(RateRun { rate, pair });
+        let runs = open_ways(&chat, cfg, "chat latency").await?;
+        gateway_requests += runs.gateway.sent;
+        latency.push(RateRun { rate, runs });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -252,8 +262,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Resul
         until: Until::FirstByte,
         timeout: settings.timeout,
     };
-    let ttfb = RateRun { rate: settings.stream_rate, pair: open_pair(&sse, ttfb_cfg, "stream TTFB").await? };
-    gateway_requests += ttfb.pair.gateway.sent;
+    let ttfb = RateRun { rate: settings.stream_rate, runs: open_ways(&sse, ttfb_cfg, "stream TTFB").await? };
+    gateway_requests += ttfb.runs.gateway.sent;
 
     let tp_cfg =
         ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
@@ -264,7 +274,10 @@ pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Resul
     let tp_gateway = closed_loop::run(chat.gateway.clone(), tp_cfg).await?;
     let throughput_peak = sampler.stop().await?;
     gateway_requests += tp_gateway.sent;
-    for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway)] {
+    eprintln!("[bench] throughput, {} workers: relay", settings.concurrency);
+    let tp_relay = closed_loop::run(chat.relay.clone(), tp_cfg).await?;
+    relay.stop().await?;
+    for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway), ("relay", &tp_relay)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
         }
@@ -277,7 +290,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Resul
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
     let result =
-        streams::run(slow_spec.gateway.clone(), settings.streams, stream_time + settings.timeout).await?;
+        streams::run(Arc::new(slow_spec), settings.streams, stream_time + settings.timeout).await?;
     let rss_peak = sampler.stop().await?;
     gateway_requests += settings.streams as u64;
     if let Some(e) = &result.first_error {
@@ -302,7 +315,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path) -> anyhow::Result<Resul
         machine,
         latency,
         ttfb,
-        throughput: Pair { direct: tp_direct, gateway: tp_gateway },
+        throughput: Ways { direct: tp_direct, gateway: tp_gateway, relay: tp_relay },
         memory: Memory { idle_start, throughput_peak, idle_after_load },
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after },
         log,

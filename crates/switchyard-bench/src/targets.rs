@@ -82,7 +82,7 @@ pub fn check(r: &Results) -> Vec<TargetCheck> {
     let mut out = Vec::new();
     let at_rate = r.latency.iter().find(|run| run.rate == TARGET_RATE);
     let added = |pick: fn(&stats::Summary) -> u64| {
-        at_rate.map(|run| stats::added_ms(pick(&run.pair.gateway.latency), pick(&run.pair.direct.latency)))
+        at_rate.map(|run| stats::added_ms(pick(&run.runs.gateway.latency), pick(&run.runs.direct.latency)))
     };
     out.push(latency_check("p50", ADDED_P50_MS, added(|s| s.p50)));
     out.push(latency_check("p99", ADDED_P99_MS, added(|s| s.p99)));
