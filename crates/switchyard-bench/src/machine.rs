@@ -88,9 +88,59 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Aggregate CPU time counters from `/proc/stat`, in clock ticks. On a VM the
+/// `steal` column is time the host gave our virtual CPUs to someone else: the main
+/// source of millisecond stalls that no process here can cause or avoid.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuTimes {
+    steal: u64,
+    total: u64,
+}
+
+impl CpuTimes {
+    /// Reads the counters now (None where /proc/stat is unavailable).
+    pub fn now() -> Option<CpuTimes> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()?
+            .strip_prefix("cpu ")?
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal guest guest_nice; guest time
+        // is already counted in user, so the first eight make the total.
+        let steal = *fields.get(7)?;
+        Some(CpuTimes { steal, total: fields.iter().take(8).sum() })
+    }
+
+    /// Percentage of all CPU time stolen by the host between `earlier` and `self`.
+    pub fn steal_pct_since(&self, earlier: &CpuTimes) -> f64 {
+        let total = self.total.saturating_sub(earlier.total);
+        if total == 0 {
+            return 0.0;
+        }
+        100.0 * self.steal.saturating_sub(earlier.steal) as f64 / total as f64
+    }
+}
+
+/// Steal percentage over a span that began at `start` (None if unreadable).
+pub fn steal_since(start: Option<CpuTimes>) -> Option<f64> {
+    Some(CpuTimes::now()?.steal_pct_since(&start?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_times_read_and_difference() {
+        let a = CpuTimes { steal: 10, total: 1000 };
+        let b = CpuTimes { steal: 30, total: 2000 };
+        assert!((b.steal_pct_since(&a) - 2.0).abs() < 1e-9);
+        assert_eq!(a.steal_pct_since(&a), 0.0);
+        assert!(CpuTimes::now().is_some());
+    }
 
     #[test]
     fn civil_dates() {

@@ -16,8 +16,11 @@
 //! the same generator drives the direct and the gateway run, so it cancels out of
 //! the added latency as far as percentiles of separate samples allow.
 //!
-//! Requests in the warm-up window are sent but not measured. A request that fails or
-//! exceeds the timeout counts as an error and is left out of the histograms.
+//! The targets of one measurement (direct, gateway, relay) each get a warm-up
+//! window, sent but not measured, and then take turns in one-second slices, so
+//! slow drifts and bursts of host noise are shared between them rather than
+//! landing on one. A request that fails or exceeds the timeout counts as an error
+//! and is left out of the histograms.
 
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,16 +34,16 @@ use tokio_util::task::TaskTracker;
 use crate::client::{Pool, RequestSpec, Until};
 use crate::stats::{self, Summary};
 
-/// One fixed-rate run.
+/// One fixed-rate measurement.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenLoop {
     /// Requests per second.
     pub rate: u32,
-    /// Sent, not measured.
+    /// Sent to each target before its first slice, not measured.
     pub warmup: Duration,
-    /// Measured.
+    /// Measured time per target, split into [`SLICE`]-long slices.
     pub duration: Duration,
-    /// Keep-alive connections in the client pool.
+    /// Keep-alive connections in each target's client pool.
     pub connections: usize,
     /// Where the latency stops.
     pub until: Until,
@@ -48,7 +51,12 @@ pub struct OpenLoop {
     pub timeout: Duration,
 }
 
-/// What a run measured.
+/// Length of one measured slice. The targets take turns slice by slice (in a
+/// rotating order), so a burst of noise from the host (steal time, another
+/// process) lands on all of them alike instead of skewing one run.
+pub const SLICE: Duration = Duration::from_secs(1);
+
+/// What a run measured for one target.
 #[derive(Debug, Clone)]
 pub struct OpenLoopResult {
     /// Latency from the scheduled send time.
@@ -69,31 +77,74 @@ struct Recorded {
     latency: Histogram<u64>,
     service: Histogram<u64>,
     lag: Histogram<u64>,
+    sent: u64,
     errors: u64,
     first_error: Option<String>,
 }
 
-/// Drives `spec` at `cfg.rate` requests/s and measures it.
-pub async fn run(spec: Arc<RequestSpec>, cfg: OpenLoop) -> anyhow::Result<OpenLoopResult> {
-    let pool = Pool::new(spec.addr, cfg.connections);
-    let recorded = Arc::new(Mutex::new(Recorded {
-        latency: stats::histogram()?,
-        service: stats::histogram()?,
-        lag: stats::histogram()?,
-        errors: 0,
-        first_error: None,
-    }));
+/// One target: its request, its connection pool and what it recorded so far.
+struct Target {
+    spec: Arc<RequestSpec>,
+    pool: Arc<Pool>,
+    recorded: Arc<Mutex<Recorded>>,
+}
+
+/// Drives each of `specs` at `cfg.rate` requests/s, interleaved slice by slice,
+/// and measures them; results are in the order of `specs`.
+pub async fn run(specs: &[Arc<RequestSpec>], cfg: OpenLoop) -> anyhow::Result<Vec<OpenLoopResult>> {
+    let mut targets = Vec::with_capacity(specs.len());
+    for spec in specs {
+        targets.push(Target {
+            spec: spec.clone(),
+            pool: Pool::new(spec.addr, cfg.connections),
+            recorded: Arc::new(Mutex::new(Recorded {
+                latency: stats::histogram()?,
+                service: stats::histogram()?,
+                lag: stats::histogram()?,
+                sent: 0,
+                errors: 0,
+                first_error: None,
+            })),
+        });
+    }
+    for target in &targets {
+        window(target, cfg, cfg.warmup, false).await?;
+    }
+    let slices = (cfg.duration.as_secs_f64() / SLICE.as_secs_f64()).ceil().max(1.0) as u32;
+    let slice = cfg.duration / slices;
+    for i in 0..slices as usize {
+        for k in 0..targets.len() {
+            window(&targets[(i + k) % targets.len()], cfg, slice, true).await?;
+        }
+    }
+    Ok(targets
+        .iter()
+        .map(|t| {
+            let r = t.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+            OpenLoopResult {
+                latency: Summary::of(&r.latency),
+                service: Summary::of(&r.service),
+                lag: Summary::of(&r.lag),
+                sent: r.sent,
+                errors: r.errors,
+                first_error: r.first_error.clone(),
+            }
+        })
+        .collect())
+}
+
+/// Sends `target`'s request at `cfg.rate` for `length`, recording when `measured`,
+/// and returns once every request of the window has finished or timed out.
+async fn window(target: &Target, cfg: OpenLoop, length: Duration, measured: bool) -> anyhow::Result<()> {
+    let total = (length.as_secs_f64() * f64::from(cfg.rate)).round() as u64;
+    let period_ns = 1e9 / f64::from(cfg.rate.max(1));
     let tracker = TaskTracker::new();
     let handle = Handle::current();
-    let total = ((cfg.warmup + cfg.duration).as_secs_f64() * f64::from(cfg.rate)).round() as u64;
-    let period_ns = 1e9 / f64::from(cfg.rate.max(1));
-    let start = Instant::now() + Duration::from_millis(5);
-    let measure_from = start + cfg.warmup;
-
+    let start = Instant::now() + Duration::from_millis(2);
     let (done_tx, done_rx) = oneshot::channel::<()>();
     let scheduler = {
         let tracker = tracker.clone();
-        let recorded = recorded.clone();
+        let (pool, spec, recorded) = (target.pool.clone(), target.spec.clone(), target.recorded.clone());
         std::thread::Builder::new().name("bench-scheduler".into()).spawn(move || {
             let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1_000));
             for i in 0..total {
@@ -102,7 +153,7 @@ pub async fn run(spec: Arc<RequestSpec>, cfg: OpenLoop) -> anyhow::Result<OpenLo
                 if at > now {
                     std::thread::sleep(at - now);
                 }
-                let task = one(pool.clone(), spec.clone(), recorded.clone(), at, at >= measure_from, cfg);
+                let task = one(pool.clone(), spec.clone(), recorded.clone(), at, measured, cfg);
                 tracker.spawn_on(task, &handle);
             }
             let _ = done_tx.send(());
@@ -112,23 +163,12 @@ pub async fn run(spec: Arc<RequestSpec>, cfg: OpenLoop) -> anyhow::Result<OpenLo
     let _ = done_rx.await;
     let _ = scheduler.join();
     tracker.close();
+    // Every request carries its own timeout, so this only guards against a wedged runtime.
     if tokio::time::timeout(cfg.timeout + Duration::from_secs(1), tracker.wait()).await.is_err() {
-        eprintln!("[bench] some requests outlived the timeout; counted as errors");
+        eprintln!("[bench] {} request(s) still running after their timeout", tracker.len());
     }
-
-    let r = recorded.lock().unwrap_or_else(PoisonError::into_inner);
-    let measured = r.latency.len() + r.errors;
-    let expected = (cfg.duration.as_secs_f64() * f64::from(cfg.rate)).round() as u64;
-    // Requests still stuck when we gave up never reported: they are errors too.
-    let missing = expected.saturating_sub(measured);
-    Ok(OpenLoopResult {
-        latency: Summary::of(&r.latency),
-        service: Summary::of(&r.service),
-        lag: Summary::of(&r.lag),
-        sent: total,
-        errors: r.errors + missing,
-        first_error: r.first_error.clone(),
-    })
+    target.recorded.lock().unwrap_or_else(PoisonError::into_inner).sent += total;
+    Ok(())
 }
 
 async fn one(

@@ -29,8 +29,9 @@ data directory, and the request log on (its default).
 fixed rates. Requests leave on a fixed timeline whatever earlier requests did, and \
 each latency is measured from the request's *scheduled* send time, so a stall is \
 charged to every request queued behind it (no coordinated omission). A pool of \
-keep-alive HTTP/1.1 connections carries them. *Added* = gateway percentile minus \
-direct percentile.
+keep-alive HTTP/1.1 connections carries them. After a warm-up each, the direct, \
+gateway and relay runs take turns in 1 s slices, so host noise (this is a VM) falls \
+on all three alike. *Added* = gateway percentile minus direct percentile.
 - **Streaming TTFB** (`POST /v1/messages`, `stream: true`, a 7-frame Anthropic SSE \
 stream): time from the scheduled send to the first body chunk, open loop.
 - **Throughput**: closed loop, N workers each on its own keep-alive connection, \
@@ -65,8 +66,8 @@ pub fn markdown(r: &Results) -> String {
          With a shared target directory: `CARGO_TARGET_DIR=/path cargo build ...` then \
          `/path/release/switchyard-bench --write-docs` (it finds `switchyard` next to itself; \
          `--gateway-bin` overrides). `--quick` is a smoke run of a few seconds; \
-         `--help` lists the knobs.\n\nThis run: `{}`; rates {} req/s, each {:.1} s measured after \
-         {:.1} s warm-up, {} client connections; stream TTFB at {} req/s; throughput with {} \
+         `--help` lists the knobs.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
+         1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
          workers; {} concurrent streams of {} frames every {} ms.\n",
         s.command,
         s.rates.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
@@ -89,7 +90,12 @@ pub fn markdown(r: &Results) -> String {
     );
     let _ = writeln!(out, "| Kernel | {} |", m.kernel);
     let _ = writeln!(out, "| Commit | {} |", m.commit);
-    let _ = writeln!(out, "| Date | {} |\n", m.date);
+    let _ = writeln!(out, "| Date | {} |", m.date);
+    let _ = writeln!(
+        out,
+        "| Host steal time during the run | {} (CPU time the hypervisor gave to others; the main source of ms-scale stalls) |\n",
+        pct(r.steal_pct)
+    );
 
     targets_table(&mut out, r);
     latency_tables(&mut out, r);
@@ -99,6 +105,10 @@ pub fn markdown(r: &Results) -> String {
     streams_table(&mut out, r);
     generator_table(&mut out, r);
     out
+}
+
+fn pct(p: Option<f64>) -> String {
+    p.map_or_else(|| "unknown".to_owned(), |p| format!("{p:.1} %"))
 }
 
 fn targets_table(out: &mut String, r: &Results) {
@@ -159,7 +169,9 @@ fn latency_tables(out: &mut String, r: &Results) {
     for run in &r.latency {
         ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
     }
-    let _ = writeln!(out);
+    let steal: Vec<String> =
+        r.latency.iter().map(|run| format!("{} req/s {}", run.rate, pct(run.steal_pct))).collect();
+    let _ = writeln!(out, "\nHost steal time during these runs: {}.\n", steal.join(", "));
 }
 
 fn ttfb_table(out: &mut String, run: &RateRun) {
@@ -170,7 +182,7 @@ fn ttfb_table(out: &mut String, run: &RateRun) {
          body chunk.\n\n{HEAD}"
     );
     ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
-    let _ = writeln!(out);
+    let _ = writeln!(out, "\nHost steal time during these runs: {}.\n", pct(run.steal_pct));
 }
 
 fn throughput_table(out: &mut String, r: &Results) {
@@ -194,9 +206,10 @@ fn throughput_table(out: &mut String, r: &Results) {
     }
     let _ = writeln!(
         out,
-        "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %.\n",
+        "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %. Host steal time during these runs: {}.\n",
         100.0 * t.gateway.rps / t.direct.rps.max(1.0),
-        100.0 * t.gateway.rps / t.relay.rps.max(1.0)
+        100.0 * t.gateway.rps / t.relay.rps.max(1.0),
+        pct(r.throughput_steal_pct)
     );
 }
 

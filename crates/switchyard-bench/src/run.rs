@@ -6,8 +6,9 @@
 //! Order matters and is fixed: idle memory first (before any request), then the
 //! latency runs from the lowest rate up, streaming TTFB, throughput (with RSS
 //! sampling), idle memory after load, and the many-streams phase last, because it
-//! leaves the gateway holding a large upstream connection pool. The three runs of a
-//! measurement follow each other directly so they see the same machine state.
+//! leaves the gateway holding a large upstream connection pool. The three runs of an
+//! open-loop measurement are interleaved slice by slice (see `open_loop`); the
+//! throughput runs follow each other directly.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -21,7 +22,7 @@ use serde_json::json;
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess};
-use crate::machine::Machine;
+use crate::machine::{CpuTimes, Machine, steal_since};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
 use crate::streams::{self, StreamsResult};
 use crate::relay::RelayProcess;
@@ -79,6 +80,8 @@ pub struct RateRun {
     pub rate: u32,
     /// Results.
     pub runs: Ways<OpenLoopResult>,
+    /// Host steal time during the measurement, % of CPU time.
+    pub steal_pct: Option<f64>,
 }
 
 /// Gateway RSS readings, bytes.
@@ -127,6 +130,10 @@ pub struct Results {
     pub ttfb: RateRun,
     /// Closed-loop throughput.
     pub throughput: Ways<ClosedLoopResult>,
+    /// Host steal time during the throughput runs, %.
+    pub throughput_steal_pct: Option<f64>,
+    /// Host steal time over the whole benchmark, %.
+    pub steal_pct: Option<f64>,
     /// Gateway memory.
     pub memory: Memory,
     /// Many concurrent streams.
@@ -192,12 +199,10 @@ async fn smoke(name: &str, s: &Specs, until: Until, gw: &GatewayProcess) -> anyh
 }
 
 async fn open_ways(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Ways<OpenLoopResult>> {
-    eprintln!("[bench] {label} @ {} req/s: direct", cfg.rate);
-    let direct = open_loop::run(s.direct.clone(), cfg).await?;
-    eprintln!("[bench] {label} @ {} req/s: gateway", cfg.rate);
-    let gateway = open_loop::run(s.gateway.clone(), cfg).await?;
-    eprintln!("[bench] {label} @ {} req/s: relay", cfg.rate);
-    let relay = open_loop::run(s.relay.clone(), cfg).await?;
+    eprintln!("[bench] {label} @ {} req/s: direct, gateway and relay, interleaved", cfg.rate);
+    let results = open_loop::run(&[s.direct.clone(), s.gateway.clone(), s.relay.clone()], cfg).await?;
+    let [direct, gateway, relay]: [OpenLoopResult; 3] =
+        results.try_into().map_err(|_| anyhow::anyhow!("open loop returned the wrong number of results"))?;
     for (way, r) in [("direct", &direct), ("gateway", &gateway), ("relay", &relay)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
@@ -209,6 +214,7 @@ async fn open_ways(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Ways
 /// Runs the whole benchmark; `relay_exe` is this binary (for the `relay` subcommand).
 pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> anyhow::Result<Results> {
     let machine = Machine::detect();
+    let run_cpu = CpuTimes::now();
     let fast = FakeUpstream::start(Pace::Fast).await?;
     let slow =
         FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
@@ -249,9 +255,10 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             until: Until::FullBody,
             timeout: settings.timeout,
         };
+        let cpu = CpuTimes::now();
         let runs = open_ways(&chat, cfg, "chat latency").await?;
         gateway_requests += runs.gateway.sent;
-        latency.push(RateRun { rate, runs });
+        latency.push(RateRun { rate, runs, steal_pct: steal_since(cpu) });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -262,11 +269,14 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         until: Until::FirstByte,
         timeout: settings.timeout,
     };
-    let ttfb = RateRun { rate: settings.stream_rate, runs: open_ways(&sse, ttfb_cfg, "stream TTFB").await? };
+    let cpu = CpuTimes::now();
+    let runs = open_ways(&sse, ttfb_cfg, "stream TTFB").await?;
+    let ttfb = RateRun { rate: settings.stream_rate, runs, steal_pct: steal_since(cpu) };
     gateway_requests += ttfb.runs.gateway.sent;
 
     let tp_cfg =
         ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
+    let cpu = CpuTimes::now();
     eprintln!("[bench] throughput, {} workers: direct", settings.concurrency);
     let tp_direct = closed_loop::run(chat.direct.clone(), tp_cfg).await?;
     eprintln!("[bench] throughput, {} workers: gateway", settings.concurrency);
@@ -277,6 +287,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     eprintln!("[bench] throughput, {} workers: relay", settings.concurrency);
     let tp_relay = closed_loop::run(chat.relay.clone(), tp_cfg).await?;
     relay.stop().await?;
+    let throughput_steal_pct = steal_since(cpu);
     for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway), ("relay", &tp_relay)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
@@ -316,6 +327,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         latency,
         ttfb,
         throughput: Ways { direct: tp_direct, gateway: tp_gateway, relay: tp_relay },
+        throughput_steal_pct,
+        steal_pct: steal_since(run_cpu),
         memory: Memory { idle_start, throughput_peak, idle_after_load },
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after },
         log,
