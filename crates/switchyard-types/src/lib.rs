@@ -9,9 +9,12 @@
 
 pub mod api;
 pub mod error_code;
+pub mod resilience;
+pub mod settings;
 pub mod time;
 pub mod wire;
 
 pub use error_code::ErrorCode;
+pub use settings::ResilienceSettings;
 pub use time::UnixMillis;
 pub use wire::{ApiFormat, AuthKind, ClientFormat};

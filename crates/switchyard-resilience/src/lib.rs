@@ -1,0 +1,1 @@
+//! The pure resilience engine (scaffold; filled in by the following commits).
