@@ -1,1 +1,6 @@
-//! The pure resilience engine (scaffold; filled in by the following commits).
+//! The pure resilience engine (in progress).
+
+pub mod backoff;
+pub mod classify;
+pub mod clock;
+pub mod outcome;
