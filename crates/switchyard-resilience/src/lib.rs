@@ -1,6 +1,7 @@
 //! The pure resilience engine (in progress).
 
 pub mod backoff;
+pub mod breaker;
 pub mod classify;
 pub mod clock;
 pub mod outcome;
