@@ -4,4 +4,5 @@ pub mod backoff;
 pub mod breaker;
 pub mod classify;
 pub mod clock;
+pub mod cooldown;
 pub mod outcome;
