@@ -5,4 +5,5 @@ pub mod breaker;
 pub mod classify;
 pub mod clock;
 pub mod cooldown;
+pub mod lockout;
 pub mod outcome;
