@@ -1,9 +1,33 @@
-//! The pure resilience engine (in progress).
+//! The pure resilience engine (SPEC §4.1, 4.2, 4.5, 4.8): provider circuit breaker,
+//! connection cooldown, model lockout and outcome classification, combined by a
+//! thread-safe façade ([`Engine`]) the gateway calls on its request path.
+//!
+//! Deterministic: the layers are pure functions of `(state, observation, now,
+//! policy)`; the façade reads time only through an injected [`clock::Clock`]. No
+//! sockets, no database, no async, no background timers (expired state is refreshed
+//! on read). Persisted state leaves through events and [`EngineSnapshot`].
+//!
+//! Map of the crate: [`clock`], [`outcome`] (what the gateway reports),
+//! [`classify`] (restatement → rules → hints → verdict), [`backoff`], [`breaker`]
+//! (+ the optional window gate), [`cooldown`], [`lockout`], [`candidates`] (eligible
+//! list + exclusion diagnostics), [`engine`] (façade).
 
 pub mod backoff;
 pub mod breaker;
+pub mod candidates;
 pub mod classify;
 pub mod clock;
 pub mod cooldown;
+pub mod engine;
+pub mod error;
 pub mod lockout;
 pub mod outcome;
+
+pub use candidates::{Decision, Exclusion, Selection};
+pub use classify::Verdict;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use engine::{Attempt, Engine, EngineEvent, EngineSnapshot, EventSink, QuotaFamilies, Recorded};
+pub use error::{ResilienceError, Result};
+pub use outcome::{
+    AttemptOutcome, AuthCategory, Candidate, ConnectionConfig, HeaderSource, Target, TransportFailure,
+};

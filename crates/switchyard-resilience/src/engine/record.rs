@@ -1,0 +1,184 @@
+//! The record step: classify the outcome (no locks), plan, then one transition per
+//! lock hold — the provider's, then the connection's — and emit the events.
+
+use super::{Attempt, Engine, EngineEvent, Inner, breaker_events, lock, plan, read};
+use crate::breaker::{BreakerObservation, transition as breaker_transition};
+use crate::classify::{ClassifyContext, Verdict, classify};
+use crate::cooldown::{CooldownFailure, CooldownObservation, LastError, transition as cooldown_transition};
+use crate::lockout::{LockFailure, LockoutChange};
+use crate::outcome::{AttemptOutcome, AuthCategory};
+
+/// What recording a failure decided and changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The classifier's verdict (for the request log, client errors and failover).
+    pub verdict: Verdict,
+    /// What changed (already passed to the sink).
+    pub events: Vec<EngineEvent>,
+}
+
+fn error_body<'a>(outcome: &AttemptOutcome<'a>) -> &'a str {
+    match *outcome {
+        AttemptOutcome::Http { body, .. } => body,
+        AttemptOutcome::Transport(_) | AttemptOutcome::StreamStall | AttemptOutcome::Local => "",
+    }
+}
+
+impl Inner {
+    fn category_of(&self, provider: &str, connection: &str) -> AuthCategory {
+        if let Some(c) = read(&self.connections).get(connection) {
+            return lock(c).config.category;
+        }
+        read(&self.providers).get(provider).map_or(AuthCategory::ApiKey, |p| lock(p).category)
+    }
+}
+
+impl Engine {
+    /// Records a failed attempt: classifies it, then updates the provider breaker
+    /// (and window gate), the connection cooldown and the model lockouts as the plan
+    /// says. A HalfOpen probe that failed for an account-level reason is released.
+    pub fn record_failure(&self, mut attempt: Attempt, outcome: &AttemptOutcome<'_>) -> Recorded {
+        attempt.done = true;
+        let now = self.now();
+        let inner = &self.inner;
+        let policies = inner.policies.load();
+        let category = inner.category_of(&attempt.provider, &attempt.connection);
+        let cx = ClassifyContext {
+            provider: &attempt.provider,
+            restatements: policies.restatements,
+            operator: &policies.operator,
+            now,
+        };
+        let verdict = classify(outcome, &cx);
+        let plan = plan(&verdict, policies.lockout(category), policies.cooldown(category).stall_cooldown);
+        let mut events = Vec::new();
+
+        let provider_obs = match (plan.breaker, attempt.probe) {
+            (Some(kind), probe) => Some(BreakerObservation::Failure { kind, probe }),
+            (None, Some(probe)) => Some(BreakerObservation::ReleaseProbe { probe }),
+            (None, None) => None,
+        };
+        if let Some(obs) = provider_obs {
+            let entry = inner.provider(&attempt.provider, category);
+            let mut guard = lock(&entry);
+            let e = &mut *guard;
+            let (rec, ts) = breaker_transition(&e.breaker, obs, now, policies.breaker(e.category));
+            e.breaker = rec;
+            events.extend(breaker_events(&attempt.provider, &ts, &rec));
+            if plan.breaker.is_some()
+                && let Some(until) = e.window.record_failure(now, policies.window(e.category))
+            {
+                events.push(EngineEvent::ProviderGate {
+                    provider: attempt.provider.clone(),
+                    cooling_until: until,
+                });
+            }
+        }
+
+        if plan.cooldown.is_some() || plan.lockout.is_some() || plan.breaker.is_some() {
+            let entry = inner.connection(&attempt.connection, &attempt.provider, category);
+            let mut guard = lock(&entry);
+            let e = &mut *guard;
+            let mut policy = *policies.cooldown(e.config.category);
+            policy.disable_cooling = e.config.disable_cooling;
+            if let Some(effect) = plan.cooldown {
+                let failure = CooldownFailure {
+                    effect,
+                    error: LastError::new(verdict.reason, verdict.status, error_body(outcome), now),
+                    hint: verdict.hint,
+                    dispatched_at: attempt.dispatched_at,
+                };
+                let (health, change) =
+                    cooldown_transition(&e.health, &CooldownObservation::Failure(failure), now, &policy);
+                e.health = health;
+                if let Some(change) = change {
+                    events.push(cooldown_event(&attempt, change, &e.health));
+                }
+            }
+            if plan.breaker.is_some() {
+                e.window.record_failure(now, policies.window(e.config.category));
+            }
+            if let Some(lp) = plan.lockout {
+                let family = policies.families.family_of(&attempt.provider, &attempt.model);
+                let failure = LockFailure {
+                    scope: lp.scope,
+                    model: &attempt.model,
+                    family,
+                    reason: verdict.reason,
+                    hint: verdict.hint,
+                    fixed_ms: lp.fixed_ms,
+                    dispatched_at: attempt.dispatched_at,
+                };
+                let change = e.lockouts.record_failure(&failure, now, policies.lockout(e.config.category));
+                events.push(lockout_event(&attempt, change));
+            }
+        }
+        inner.emit(&events);
+        Recorded { verdict, events }
+    }
+
+    /// Records a successful attempt: a HalfOpen probe closes the breaker, counts
+    /// recover, the window gate clears, the connection's errors clear (unless the
+    /// attempt predates its current cooldown) and the model's lockouts decay.
+    pub fn record_success(&self, mut attempt: Attempt) -> Vec<EngineEvent> {
+        attempt.done = true;
+        let now = self.now();
+        let inner = &self.inner;
+        let policies = inner.policies.load();
+        let mut events = Vec::new();
+        if let Some(entry) = read(&inner.providers).get(attempt.provider.as_str()).cloned() {
+            let mut e = lock(&entry);
+            let (rec, ts) = breaker_transition(
+                &e.breaker,
+                BreakerObservation::Success { probe: attempt.probe },
+                now,
+                policies.breaker(e.category),
+            );
+            e.breaker = rec;
+            e.window.record_success();
+            events.extend(breaker_events(&attempt.provider, &ts, &rec));
+        }
+        if let Some(entry) = read(&inner.connections).get(attempt.connection.as_str()).cloned() {
+            let mut e = lock(&entry);
+            let policy = policies.cooldown(e.config.category);
+            let obs = CooldownObservation::Success { dispatched_at: attempt.dispatched_at };
+            let (health, change) = cooldown_transition(&e.health, &obs, now, policy);
+            e.health = health;
+            if let Some(change) = change {
+                events.push(cooldown_event(&attempt, change, &e.health));
+            }
+            e.window.record_success();
+            if !e.lockouts.entries.is_empty() {
+                let family = policies.families.family_of(&attempt.provider, &attempt.model);
+                for change in e.lockouts.decay(&attempt.model, family) {
+                    events.push(lockout_event(&attempt, change));
+                }
+            }
+        }
+        inner.emit(&events);
+        events
+    }
+
+    /// A connection test of one of `provider`'s connections succeeded: a Degraded
+    /// breaker heals at once.
+    pub fn record_connection_test_ok(&self, provider: &str) -> Vec<EngineEvent> {
+        self.inner.provider_transition(provider, BreakerObservation::ConnectionTestOk, self.now())
+    }
+}
+
+fn cooldown_event(
+    a: &Attempt,
+    change: crate::cooldown::CooldownChange,
+    h: &crate::cooldown::ConnectionHealth,
+) -> EngineEvent {
+    EngineEvent::Cooldown {
+        connection: a.connection.clone(),
+        provider: a.provider.clone(),
+        change,
+        health: h.clone(),
+    }
+}
+
+fn lockout_event(a: &Attempt, change: LockoutChange) -> EngineEvent {
+    EngineEvent::Lockout { connection: a.connection.clone(), provider: a.provider.clone(), change }
+}
