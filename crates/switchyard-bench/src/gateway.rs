@@ -161,6 +161,11 @@ impl GatewayProcess {
         rss_bytes(self.pid)
     }
 
+    /// The child's open file descriptors now (sockets, database files, ...).
+    pub fn open_fds(&self) -> anyhow::Result<usize> {
+        Ok(std::fs::read_dir(format!("/proc/{}/fd", self.pid))?.count())
+    }
+
     /// Starts sampling the child's RSS every `every`; [`RssSampler::stop`] returns the peak.
     pub fn sample_rss(&self, every: Duration) -> RssSampler {
         RssSampler::start(self.pid, every)

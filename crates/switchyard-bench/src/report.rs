@@ -116,9 +116,9 @@ fn targets_table(out: &mut String, r: &Results) {
         writeln!(out, "## Targets (issue 2)\n\n| Target | Goal | Measured | Verdict |\n|---|---|---|---|");
     for t in targets::check(r) {
         let verdict = match &t.verdict {
-            Verdict::Met(m) => format!("**met** ({m})"),
-            Verdict::Missed(m) => format!("**missed** ({m})"),
-            Verdict::NotMeasured(m) => format!("not measured ({m})"),
+            Verdict::Met(m) => format!("**met**: {m}"),
+            Verdict::Missed(m) => format!("**missed**: {m}"),
+            Verdict::NotMeasured(m) => format!("not measured: {m}"),
         };
         let _ = writeln!(out, "| {} | {} | {} | {verdict} |", t.name, t.goal, t.measured);
     }
@@ -261,9 +261,17 @@ fn streams_table(out: &mut String, r: &Results) {
     );
     let _ = writeln!(
         out,
-        "| RSS {:.0} s after the last stream | {} MB |\n",
+        "| RSS {:.0} s after the last stream | {} MB |",
         r.settings.settle.as_secs_f64(),
         mb(s.rss_after)
+    );
+    let fds = |n: Option<usize>| n.map_or_else(|| "unknown".to_owned(), |n| n.to_string());
+    let _ = writeln!(
+        out,
+        "| Gateway open file descriptors, before → {:.0} s after | {} → {} |\n",
+        r.settings.settle.as_secs_f64(),
+        fds(s.fds_before),
+        fds(s.fds_after)
     );
     if let Some(e) = &x.first_error {
         let _ = writeln!(out, "First stream error: `{e}`\n");

@@ -106,6 +106,11 @@ pub struct StreamsPhase {
     pub rss_peak: u64,
     /// RSS after all streams ended and the gateway settled.
     pub rss_after: u64,
+    /// Gateway open file descriptors before the phase.
+    pub fds_before: Option<usize>,
+    /// Gateway open file descriptors after it, settled (idle pooled upstream
+    /// connections show up here).
+    pub fds_after: Option<usize>,
 }
 
 /// Request-log rows written versus requests sent through the gateway.
@@ -298,6 +303,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
 
     eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
     let rss_before = gw.rss()?;
+    let fds_before = gw.open_fds().ok();
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
     let result =
@@ -309,6 +315,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     }
     tokio::time::sleep(settings.settle).await;
     let rss_after = gw.rss()?;
+    let fds_after = gw.open_fds().ok();
 
     let log = match gw.request_log_rows().await {
         Ok(rows) => Some(LogCheck { rows, gateway_requests }),
@@ -330,7 +337,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         throughput_steal_pct,
         steal_pct: steal_since(run_cpu),
         memory: Memory { idle_start, throughput_peak, idle_after_load },
-        streams: StreamsPhase { result, rss_before, rss_peak, rss_after },
+        streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },
         log,
     })
 }
