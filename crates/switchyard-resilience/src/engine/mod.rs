@@ -17,6 +17,7 @@
 //! panic).
 
 mod events;
+mod hash;
 mod manage;
 mod permit;
 mod plan;
@@ -64,7 +65,7 @@ struct ConnectionEntry {
     window: ConnectionWindow,
 }
 
-type Map<T> = RwLock<HashMap<Box<str>, Arc<Mutex<T>>>>;
+type Map<T> = RwLock<HashMap<Box<str>, Arc<Mutex<T>>, hash::FnvBuild>>;
 
 pub(crate) struct Inner {
     clock: Arc<dyn Clock>,
@@ -232,17 +233,15 @@ impl Engine {
         let connections = read(&self.inner.connections);
         let mut selection =
             Selection { eligible: Vec::with_capacity(candidates.len()), excluded: Vec::new() };
-        let mut last: Option<(&str, Blocks)> = None;
+        // Provider verdicts are computed once per provider per call.
+        let mut seen: Vec<(&str, Blocks)> = Vec::with_capacity(4);
         for (i, c) in candidates.iter().enumerate() {
-            let mut blocks = match last {
-                Some((p, b)) if p == c.provider() => b,
-                _ => {
-                    let b = provider_blocks(
-                        providers.get(c.provider()).map(|e| lock(e)).as_deref(),
-                        now,
-                        &policies,
-                    );
-                    last = Some((c.provider(), b));
+            let mut blocks = match seen.iter().find(|(p, _)| *p == c.provider()) {
+                Some((_, b)) => *b,
+                None => {
+                    let entry = providers.get(c.provider()).map(|e| lock(e));
+                    let b = provider_blocks(entry.as_deref(), now, &policies);
+                    seen.push((c.provider(), b));
                     b
                 }
             };
