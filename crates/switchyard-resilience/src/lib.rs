@@ -12,6 +12,8 @@
 //! (+ the optional window gate), [`cooldown`], [`lockout`], [`candidates`] (eligible
 //! list + exclusion diagnostics), [`engine`] (façade).
 
+#![warn(missing_docs)]
+
 pub mod backoff;
 pub mod breaker;
 pub mod candidates;

@@ -267,6 +267,21 @@ mod tests {
         assert_eq!((v.reason, v.explicit_scope), (ErrorReason::ConcurrencyLimited, false));
     }
 
+    proptest::proptest! {
+        /// Any status, headers and body get a verdict; classification never panics and
+        /// only the five provider-level statuses (or transport failures) count.
+        #[test]
+        fn classification_is_total(status in 0u16..1000, body in "\\PC{0,200}", retry in "\\PC{0,20}") {
+            let headers: &[(&str, &str)] = &[("retry-after", retry.as_str()), ("x-ratelimit-reset", retry.as_str())];
+            let ops = OperatorRules::default();
+            let cx = ClassifyContext { provider: "p", restatements: restate::BUILTIN_RULES, operator: &ops, now: NOW };
+            let v = classify(&AttemptOutcome::Http { status, headers: &headers, body: &body }, &cx);
+            if v.counts_for_breaker {
+                proptest::prop_assert!(v.status.is_some_and(|s| rules::BREAKER_STATUSES.contains(&s)));
+            }
+        }
+    }
+
     #[test]
     fn hints_are_attached() {
         let v = verdict_with("p", 429, &[("retry-after", "7")], "", &OperatorRules::default());

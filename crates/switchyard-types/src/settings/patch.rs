@@ -491,6 +491,25 @@ mod tests {
         assert_eq!(s.provider_breaker.apikey.cooldown_by_kind.timeout, None);
     }
 
+    proptest::proptest! {
+        /// Arbitrary bytes never panic the parser; whatever parses merges and either
+        /// validates or reports issues (never both).
+        #[test]
+        fn parsing_and_patching_are_total(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            if let Ok(patch) = parse_patch(&body) {
+                let _ = ResilienceSettings::default().patched(&patch);
+            }
+        }
+
+        #[test]
+        fn numeric_patches_validate_exactly_when_in_range(v in proptest::prelude::any::<u32>()) {
+            let json = format!(r#"{{"providerBreaker":{{"oauth":{{"resetTimeoutMs":{v}}}}}}}"#);
+            let patch = parse(&json);
+            let ok = ResilienceSettings::default().patched(&patch).is_ok();
+            proptest::prop_assert_eq!(ok, (1_000..=86_400_000).contains(&v));
+        }
+    }
+
     #[test]
     fn a_full_document_parses_as_a_patch() {
         let json = serde_json::to_vec(&ResilienceSettings::default()).unwrap_or_default();
