@@ -201,27 +201,36 @@ impl Engine {
         self.inner.policies.store(Arc::new(next));
     }
 
-    /// Registers (or updates) the connections the gateway routes to. State of known
-    /// connections is kept. A provider's breaker profile is OAuth if any of its
-    /// connections is OAuth, else API key if any is, else Local.
+    /// Declares the connections the gateway routes to (the full set, e.g. on every
+    /// routing-snapshot change). State of known connections is kept; connections and
+    /// providers no longer listed are forgotten. A provider's breaker profile is OAuth
+    /// if any of its connections is OAuth, else API key if any is, else Local. Call
+    /// before [`Engine::restore`] at start-up.
     pub fn sync_connections<I: IntoIterator<Item = ConnectionConfig>>(&self, configs: I) {
+        let rank = |c: AuthCategory| match c {
+            AuthCategory::Oauth => 0,
+            AuthCategory::ApiKey => 1,
+            AuthCategory::Local => 2,
+        };
         let mut categories: HashMap<String, AuthCategory> = HashMap::new();
+        let mut ids: Vec<String> = Vec::new();
         for config in configs {
-            let rank = |c: AuthCategory| match c {
-                AuthCategory::Oauth => 0,
-                AuthCategory::ApiKey => 1,
-                AuthCategory::Local => 2,
-            };
             let slot = categories.entry(config.provider.clone()).or_insert(config.category);
             if rank(config.category) < rank(*slot) {
                 *slot = config.category;
             }
             let entry = self.inner.connection(&config.id, &config.provider, config.category);
+            ids.push(config.id.clone());
             lock(&entry).config = config;
         }
-        for (provider, category) in categories {
-            lock(&self.inner.provider(&provider, category)).category = category;
+        for (provider, category) in &categories {
+            lock(&self.inner.provider(provider, *category)).category = *category;
         }
+        let mut connections = self.inner.connections.write().unwrap_or_else(PoisonError::into_inner);
+        connections.retain(|id, _| ids.iter().any(|known| known.as_str() == &**id));
+        drop(connections);
+        let mut providers = self.inner.providers.write().unwrap_or_else(PoisonError::into_inner);
+        providers.retain(|name, _| categories.contains_key(&**name));
     }
 
     /// Filters `candidates` at the engine's now: eligible indices in input order and

@@ -342,3 +342,34 @@ fn unknown_targets_are_eligible_and_recorded_lazily() {
     fail(&r, unknown[0], 429, &[("retry-after", "2")], "");
     assert_eq!(r.engine.filter(&unknown).excluded.len(), 1);
 }
+
+#[test]
+fn sync_forgets_connections_and_providers_no_longer_listed() {
+    let r = rig();
+    fail(&r, combo()[2], 429, &[], "");
+    r.engine.sync_connections([ConnectionConfig {
+        id: "claude-1".into(),
+        provider: "anthropic".into(),
+        category: AuthCategory::Oauth,
+        disable_cooling: false,
+    }]);
+    assert_eq!(r.engine.cooldowns(None).len(), 1);
+    assert_eq!(
+        r.engine.breakers().iter().map(|b| b.provider.as_str()).collect::<Vec<_>>(),
+        vec!["anthropic"]
+    );
+}
+
+#[test]
+fn disable_cooling_keeps_a_connection_routable() {
+    let r = rig();
+    r.engine.sync_connections([ConnectionConfig {
+        id: "claude-1".into(),
+        provider: "anthropic".into(),
+        category: AuthCategory::Oauth,
+        disable_cooling: true,
+    }]);
+    fail(&r, combo()[0], 429, &[("retry-after", "60")], "");
+    assert_eq!(r.engine.filter(&combo()[..1]).eligible, vec![0]);
+    assert_eq!(r.engine.cooldowns(None)[0].last_error_kind, Some(ErrorReason::RateLimit));
+}
