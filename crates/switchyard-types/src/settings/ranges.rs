@@ -1,5 +1,6 @@
 //! The one ranges table of the settings document: JSON-pointer path → kind, bounds,
-//! allowed values. Validation ([`super::validate`]), clamping ([`super::clamp`]) and
+//! allowed values. Validation ([`super::ResilienceSettings::validate`]), clamping
+//! ([`super::ResilienceSettings::clamp`]) and
 //! the UI forms ([`SettingsRanges`]) all read this table, so they cannot disagree.
 //!
 //! Paths use `*` for a list index (`/providerErrorRules/*/status`); issues carry the
