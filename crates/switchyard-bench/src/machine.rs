@@ -88,45 +88,97 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// Aggregate CPU time counters from `/proc/stat`, in clock ticks. On a VM the
-/// `steal` column is time the host gave our virtual CPUs to someone else: the main
-/// source of millisecond stalls that no process here can cause or avoid.
+/// CPU time the benchmark did not get: `steal` is time the hypervisor gave our
+/// virtual CPUs to other guests, `others` is time other processes on this machine
+/// used (a build running next to the benchmark, say). Both show up as stalls and
+/// as lower throughput, so the report states them next to each measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Interference {
+    /// Stolen by the host, % of all CPU time.
+    pub steal_pct: f64,
+    /// Used by processes other than the benchmark's, % of all CPU time.
+    pub others_pct: f64,
+}
+
+/// CPU counters at one moment, in clock ticks: from `/proc/stat` for the whole
+/// machine and from `/proc/PID/stat` for the benchmark's own processes.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuTimes {
     steal: u64,
+    busy: u64,
     total: u64,
+    ours: u64,
 }
 
 impl CpuTimes {
-    /// Reads the counters now (None where /proc/stat is unavailable).
-    pub fn now() -> Option<CpuTimes> {
+    /// Reads the counters now; `pids` are the benchmark's processes (None where
+    /// /proc is unavailable).
+    pub fn now(pids: &[u32]) -> Option<CpuTimes> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let fields: Vec<u64> = stat
+        let f: Vec<u64> = stat
             .lines()
             .next()?
             .strip_prefix("cpu ")?
             .split_whitespace()
             .filter_map(|f| f.parse().ok())
             .collect();
-        // user nice system idle iowait irq softirq steal guest guest_nice; guest time
-        // is already counted in user, so the first eight make the total.
-        let steal = *fields.get(7)?;
-        Some(CpuTimes { steal, total: fields.iter().take(8).sum() })
+        // user nice system idle iowait irq softirq steal (guest time is already in user).
+        let field = |i: usize| f.get(i).copied();
+        let busy = field(0)? + field(1)? + field(2)? + field(5)? + field(6)?;
+        let total = f.iter().take(8).sum();
+        let ours = pids.iter().filter_map(|&pid| process_ticks(pid)).sum();
+        Some(CpuTimes { steal: field(7)?, busy, total, ours })
     }
 
-    /// Percentage of all CPU time stolen by the host between `earlier` and `self`.
-    pub fn steal_pct_since(&self, earlier: &CpuTimes) -> f64 {
+    /// What others took between `earlier` and `self`.
+    pub fn interference_since(&self, earlier: &CpuTimes) -> Interference {
         let total = self.total.saturating_sub(earlier.total);
         if total == 0 {
-            return 0.0;
+            return Interference::default();
         }
-        100.0 * self.steal.saturating_sub(earlier.steal) as f64 / total as f64
+        let pct = |ticks: u64| 100.0 * ticks as f64 / total as f64;
+        let busy = self.busy.saturating_sub(earlier.busy);
+        let ours = self.ours.saturating_sub(earlier.ours);
+        Interference {
+            steal_pct: pct(self.steal.saturating_sub(earlier.steal)),
+            others_pct: pct(busy.saturating_sub(ours)),
+        }
     }
 }
 
-/// Steal percentage over a span that began at `start` (None if unreadable).
-pub fn steal_since(start: Option<CpuTimes>) -> Option<f64> {
-    Some(CpuTimes::now()?.steal_pct_since(&start?))
+/// utime + stime of a process (all its threads), in clock ticks.
+fn process_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14
+    // and 15 of the whole line, so 12th and 13th after the name.
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// Measures interference over spans, for a fixed set of our processes.
+#[derive(Debug, Clone)]
+pub struct CpuProbe {
+    pids: Vec<u32>,
+}
+
+impl CpuProbe {
+    /// A probe counting `pids` as the benchmark's own.
+    pub fn new(pids: Vec<u32>) -> CpuProbe {
+        CpuProbe { pids }
+    }
+
+    /// Marks the start of a span.
+    pub fn start(&self) -> Option<CpuTimes> {
+        CpuTimes::now(&self.pids)
+    }
+
+    /// Interference since `start` (None if /proc was unreadable).
+    pub fn since(&self, start: Option<CpuTimes>) -> Option<Interference> {
+        Some(CpuTimes::now(&self.pids)?.interference_since(&start?))
+    }
 }
 
 #[cfg(test)]
@@ -134,12 +186,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_times_read_and_difference() {
-        let a = CpuTimes { steal: 10, total: 1000 };
-        let b = CpuTimes { steal: 30, total: 2000 };
-        assert!((b.steal_pct_since(&a) - 2.0).abs() < 1e-9);
-        assert_eq!(a.steal_pct_since(&a), 0.0);
-        assert!(CpuTimes::now().is_some());
+    fn interference_is_steal_and_foreign_busy_time() {
+        let a = CpuTimes { steal: 10, busy: 100, total: 1000, ours: 50 };
+        let b = CpuTimes { steal: 30, busy: 700, total: 2000, ours: 450 };
+        let i = b.interference_since(&a);
+        assert!((i.steal_pct - 2.0).abs() < 1e-9);
+        assert!((i.others_pct - 20.0).abs() < 1e-9);
+        assert_eq!(a.interference_since(&a), Interference::default());
+    }
+
+    #[test]
+    fn reads_own_process_ticks() {
+        let probe = CpuProbe::new(vec![std::process::id()]);
+        let start = probe.start();
+        assert!(start.is_some());
+        assert!(process_ticks(std::process::id()).is_some());
+        assert!(probe.since(start).is_some());
     }
 
     #[test]

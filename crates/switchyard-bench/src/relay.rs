@@ -91,6 +91,11 @@ impl RelayProcess {
         Ok(RelayProcess { child, addr })
     }
 
+    /// Its pid (0 if it already exited).
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
+
     /// Its listen address.
     pub fn addr(&self) -> SocketAddr {
         self.addr

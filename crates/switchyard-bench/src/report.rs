@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::machine::Interference;
 use crate::open_loop::OpenLoopResult;
 use crate::run::{RateRun, Results, Ways};
 use crate::stats::{Summary, added_ms, ms};
@@ -93,8 +94,9 @@ pub fn markdown(r: &Results) -> String {
     let _ = writeln!(out, "| Date | {} |", m.date);
     let _ = writeln!(
         out,
-        "| Host steal time during the run | {} (CPU time the hypervisor gave to others; the main source of ms-scale stalls) |\n",
-        pct(r.steal_pct)
+        "| CPU taken by others during the run | {} (of all CPU time; steal is what the \
+         hypervisor gave other guests, the main source of ms-scale stalls here) |\n",
+        others(r.interference)
     );
 
     targets_table(&mut out, r);
@@ -107,8 +109,11 @@ pub fn markdown(r: &Results) -> String {
     out
 }
 
-fn pct(p: Option<f64>) -> String {
-    p.map_or_else(|| "unknown".to_owned(), |p| format!("{p:.1} %"))
+fn others(i: Option<Interference>) -> String {
+    i.map_or_else(
+        || "unknown".to_owned(),
+        |i| format!("host steal {:.1} %, other processes {:.1} %", i.steal_pct, i.others_pct),
+    )
 }
 
 fn targets_table(out: &mut String, r: &Results) {
@@ -169,9 +174,11 @@ fn latency_tables(out: &mut String, r: &Results) {
     for run in &r.latency {
         ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
     }
-    let steal: Vec<String> =
-        r.latency.iter().map(|run| format!("{} req/s {}", run.rate, pct(run.steal_pct))).collect();
-    let _ = writeln!(out, "\nHost steal time during these runs: {}.\n", steal.join(", "));
+    let _ = writeln!(out, "\nCPU taken by others during these runs:\n");
+    for run in &r.latency {
+        let _ = writeln!(out, "- {} req/s: {}", run.rate, others(run.interference));
+    }
+    let _ = writeln!(out);
 }
 
 fn ttfb_table(out: &mut String, run: &RateRun) {
@@ -182,7 +189,7 @@ fn ttfb_table(out: &mut String, run: &RateRun) {
          body chunk.\n\n{HEAD}"
     );
     ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
-    let _ = writeln!(out, "\nHost steal time during these runs: {}.\n", pct(run.steal_pct));
+    let _ = writeln!(out, "\nCPU taken by others during these runs: {}.\n", others(run.interference));
 }
 
 fn throughput_table(out: &mut String, r: &Results) {
@@ -206,10 +213,10 @@ fn throughput_table(out: &mut String, r: &Results) {
     }
     let _ = writeln!(
         out,
-        "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %. Host steal time during these runs: {}.\n",
+        "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %. CPU taken by others during these runs: {}.\n",
         100.0 * t.gateway.rps / t.direct.rps.max(1.0),
         100.0 * t.gateway.rps / t.relay.rps.max(1.0),
-        pct(r.throughput_steal_pct)
+        others(r.throughput_interference)
     );
 }
 

@@ -22,7 +22,7 @@ use serde_json::json;
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess};
-use crate::machine::{CpuTimes, Machine, steal_since};
+use crate::machine::{CpuProbe, Interference, Machine};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
 use crate::streams::{self, StreamsResult};
 use crate::relay::RelayProcess;
@@ -80,8 +80,8 @@ pub struct RateRun {
     pub rate: u32,
     /// Results.
     pub runs: Ways<OpenLoopResult>,
-    /// Host steal time during the measurement, % of CPU time.
-    pub steal_pct: Option<f64>,
+    /// CPU time others took during the measurement.
+    pub interference: Option<Interference>,
 }
 
 /// Gateway RSS readings, bytes.
@@ -135,10 +135,10 @@ pub struct Results {
     pub ttfb: RateRun,
     /// Closed-loop throughput.
     pub throughput: Ways<ClosedLoopResult>,
-    /// Host steal time during the throughput runs, %.
-    pub throughput_steal_pct: Option<f64>,
-    /// Host steal time over the whole benchmark, %.
-    pub steal_pct: Option<f64>,
+    /// CPU time others took during the throughput runs.
+    pub throughput_interference: Option<Interference>,
+    /// CPU time others took over the whole benchmark.
+    pub interference: Option<Interference>,
     /// Gateway memory.
     pub memory: Memory,
     /// Many concurrent streams.
@@ -219,7 +219,6 @@ async fn open_ways(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Ways
 /// Runs the whole benchmark; `relay_exe` is this binary (for the `relay` subcommand).
 pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> anyhow::Result<Results> {
     let machine = Machine::detect();
-    let run_cpu = CpuTimes::now();
     let fast = FakeUpstream::start(Pace::Fast).await?;
     let slow =
         FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
@@ -233,6 +232,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         fast.addr(),
         relay.addr()
     );
+    let probe = CpuProbe::new(vec![std::process::id(), gw.pid(), relay.pid()]);
+    let run_cpu = probe.start();
 
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle_start = gw.rss()?;
@@ -260,10 +261,10 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             until: Until::FullBody,
             timeout: settings.timeout,
         };
-        let cpu = CpuTimes::now();
+        let cpu = probe.start();
         let runs = open_ways(&chat, cfg, "chat latency").await?;
         gateway_requests += runs.gateway.sent;
-        latency.push(RateRun { rate, runs, steal_pct: steal_since(cpu) });
+        latency.push(RateRun { rate, runs, interference: probe.since(cpu) });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -274,14 +275,14 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         until: Until::FirstByte,
         timeout: settings.timeout,
     };
-    let cpu = CpuTimes::now();
+    let cpu = probe.start();
     let runs = open_ways(&sse, ttfb_cfg, "stream TTFB").await?;
-    let ttfb = RateRun { rate: settings.stream_rate, runs, steal_pct: steal_since(cpu) };
+    let ttfb = RateRun { rate: settings.stream_rate, runs, interference: probe.since(cpu) };
     gateway_requests += ttfb.runs.gateway.sent;
 
     let tp_cfg =
         ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
-    let cpu = CpuTimes::now();
+    let cpu = probe.start();
     eprintln!("[bench] throughput, {} workers: direct", settings.concurrency);
     let tp_direct = closed_loop::run(chat.direct.clone(), tp_cfg).await?;
     eprintln!("[bench] throughput, {} workers: gateway", settings.concurrency);
@@ -291,8 +292,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     gateway_requests += tp_gateway.sent;
     eprintln!("[bench] throughput, {} workers: relay", settings.concurrency);
     let tp_relay = closed_loop::run(chat.relay.clone(), tp_cfg).await?;
-    relay.stop().await?;
-    let throughput_steal_pct = steal_since(cpu);
+    let throughput_interference = probe.since(cpu);
     for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway), ("relay", &tp_relay)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
@@ -324,6 +324,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             None
         }
     };
+    let interference = probe.since(run_cpu);
+    relay.stop().await?;
     gw.stop().await?;
     if result.completed == 0 && settings.streams > 0 {
         bail!("no stream completed: {}", result.first_error.unwrap_or_default());
@@ -334,8 +336,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         latency,
         ttfb,
         throughput: Ways { direct: tp_direct, gateway: tp_gateway, relay: tp_relay },
-        throughput_steal_pct,
-        steal_pct: steal_since(run_cpu),
+        throughput_interference,
+        interference,
         memory: Memory { idle_start, throughput_peak, idle_after_load },
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },
         log,
