@@ -27,17 +27,31 @@ pub struct GatewayError {
     pub retry_after_secs: Option<u64>,
     /// Field-level problems (management validation).
     pub issues: Vec<ValidationIssue>,
+    /// Extra top-level `diagnostics` object (excluded targets of a 503/404).
+    pub diagnostics: Option<serde_json::Value>,
 }
 
 impl GatewayError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> GatewayError {
-        GatewayError { code, message: message.into(), retry_after_secs: None, issues: Vec::new() }
+        GatewayError {
+            code,
+            message: message.into(),
+            retry_after_secs: None,
+            issues: Vec::new(),
+            diagnostics: None,
+        }
     }
 
     /// Adds a retry hint.
     pub fn with_retry_after(mut self, secs: Option<u64>) -> GatewayError {
         self.retry_after_secs = secs;
+        self
+    }
+
+    /// Adds a top-level `diagnostics` object to the body.
+    pub fn with_diagnostics(mut self, diagnostics: serde_json::Value) -> GatewayError {
+        self.diagnostics = Some(diagnostics);
         self
     }
 
@@ -50,6 +64,7 @@ impl GatewayError {
             message: format!("invalid document: {message}"),
             retry_after_secs: None,
             issues,
+            diagnostics: None,
         }
     }
 
@@ -65,6 +80,14 @@ impl GatewayError {
 
     /// The JSON body in the given client format.
     pub fn body(&self, format: ErrorFormat) -> serde_json::Value {
+        let mut body = self.envelope(format);
+        if let (Some(d), Some(map)) = (&self.diagnostics, body.as_object_mut()) {
+            map.insert("diagnostics".to_owned(), d.clone());
+        }
+        body
+    }
+
+    fn envelope(&self, format: ErrorFormat) -> serde_json::Value {
         match format {
             ErrorFormat::Client(ClientFormat::AnthropicMessages) => json!({
                 "type": "error",

@@ -13,6 +13,7 @@ mod http;
 pub mod management;
 pub mod proxy;
 pub mod request_log;
+pub mod resilience;
 pub mod routing;
 pub mod secrets;
 pub mod server;

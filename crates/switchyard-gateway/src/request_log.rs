@@ -118,6 +118,11 @@ impl AttemptLog {
         }
     }
 
+    /// The status noted so far.
+    pub fn status(&self) -> Option<u16> {
+        self.row.as_ref().and_then(|r| r.status)
+    }
+
     /// Notes the upstream status before the body is done.
     pub fn set_status(&mut self, status: u16) {
         if let Some(row) = self.row.as_mut() {

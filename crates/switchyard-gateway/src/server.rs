@@ -14,6 +14,7 @@ use anyhow::Context;
 use arc_swap::ArcSwap;
 use axum::serve::ListenerExt;
 use secrecy::SecretString;
+use switchyard_types::settings::{EnvSource, ProcessEnv};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +23,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::ConfigFile;
 use crate::management::ManagementService;
 use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
+use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
 use crate::state::{GatewayState, ProxyOptions};
@@ -56,6 +58,8 @@ pub struct GatewayConfig {
     pub shutdown_grace: Duration,
     /// Clock.
     pub clock: Arc<dyn Clock>,
+    /// Environment for settings defaults (tests pass a map).
+    pub env: Arc<dyn EnvSource + Send + Sync>,
 }
 
 impl GatewayConfig {
@@ -72,6 +76,7 @@ impl GatewayConfig {
             log_retention_rows: 100_000,
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
+            env: Arc::new(ProcessEnv),
         }
     }
 }
@@ -97,6 +102,7 @@ pub struct Gateway {
     shutdown: CancellationToken,
     server: JoinHandle<()>,
     log_writer: JoinHandle<()>,
+    persister: JoinHandle<()>,
     grace: Duration,
 }
 
@@ -125,20 +131,31 @@ impl Gateway {
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         let addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let (resilience, persister) = Resilience::start(
+            store.clone(),
+            config.clock.clone(),
+            config.env.clone(),
+            shutdown.child_token(),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e.message))?;
         let management = ManagementService::new(
             store.clone(),
             routing.clone(),
             config.clock.clone(),
             http.clone(),
             addr.to_string(),
+            resilience.clone(),
         );
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
+        let known: Vec<String> = routing.load().by_id.keys().cloned().collect();
+        resilience.restore(&known).await.map_err(|e| anyhow::anyhow!(e.message))?;
         let imported_changes = match &config.config_file {
             Some(path) => ConfigFile::load(path)?.import(path, &management).await?,
             None => 0,
         };
 
-        let shutdown = CancellationToken::new();
         let (log, log_writer) =
             spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
         let mut extra_hosts: Vec<String> =
@@ -152,6 +169,7 @@ impl Gateway {
             clock: config.clock.clone(),
             log,
             options: config.proxy.clone(),
+            resilience,
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,
@@ -185,6 +203,7 @@ impl Gateway {
             shutdown,
             server,
             log_writer,
+            persister,
             grace: config.shutdown_grace,
         })
     }
@@ -229,6 +248,7 @@ impl Gateway {
             server.abort();
         }
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
+        let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
         self.state.management.store().close().await;
         tracing::info!(event = "gateway.stopped");
     }

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::management::ManagementService;
 use crate::request_log::RequestLogSink;
+use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
 
 /// Tunables of the request path (not user settings: fixed at start).
@@ -48,6 +49,8 @@ pub struct GatewayState {
     pub log: RequestLogSink,
     /// Request path tunables.
     pub options: ProxyOptions,
+    /// The resilience engine and its settings.
+    pub resilience: Arc<Resilience>,
     /// Management operations.
     pub management: ManagementService,
     /// The management token (redacted in `Debug`, never logged).

@@ -291,6 +291,12 @@ pub struct HealthView {
     pub uptime_ms: f64,
     /// One entry per provider with at least one connection.
     pub providers: Vec<ProviderHealthView>,
+    /// Every provider breaker the engine knows (state, failure counts, retry-after).
+    pub breakers: Vec<crate::resilience::ProviderBreakerView>,
+    /// Connections currently cooling down or in a terminal state.
+    pub connections_out_of_rotation: u32,
+    /// Active model lockouts.
+    pub active_lockouts: u32,
 }
 
 /// One upstream attempt in the request log.

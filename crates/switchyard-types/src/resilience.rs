@@ -322,3 +322,20 @@ pub struct ExcludedTargetView {
     /// Whole seconds left, rounded up; `None` for a terminal state.
     pub seconds_left: Option<u32>,
 }
+
+/// `POST /api/resilience/reset` body: one provider's breaker, or all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BreakerResetRequest {
+    /// Only this provider; absent resets every breaker.
+    #[serde(default)]
+    pub provider: Option<String>,
+}
+
+/// What `DELETE /api/resilience/model-cooldowns` did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LockoutClearResult {
+    /// Lockouts removed.
+    pub cleared: u32,
+}

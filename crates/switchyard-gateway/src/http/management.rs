@@ -10,7 +10,10 @@ use switchyard_types::api::{
     AliasView, ApiKeyCreateRequest, ComboView, ConnectionCreateRequest, ConnectionPatch, LogsQuery,
 };
 
-use super::json::ApiJson;
+use switchyard_types::resilience::{BreakerResetRequest, CooldownsClearRequest, LockoutClearRequest};
+use switchyard_types::settings::ModelLockoutPatch;
+
+use super::json::{ApiJson, parse};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::state::AppState;
 
@@ -56,6 +59,11 @@ pub fn router() -> Router<AppState> {
         .route("/api/aliases", get(list_aliases).post(put_alias))
         .route("/api/aliases/{from}", axum::routing::delete(delete_alias))
         .route("/api/monitoring/health", get(health))
+        .route("/api/resilience", get(resilience_get).patch(resilience_patch))
+        .route("/api/resilience/reset", post(resilience_reset))
+        .route("/api/resilience/cooldowns", get(cooldowns_list).post(cooldowns_clear))
+        .route("/api/resilience/model-cooldowns", get(lockouts_list).delete(lockouts_clear))
+        .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
         .route("/api/logs", get(logs))
 }
 
@@ -147,4 +155,55 @@ async fn logs(
         }])
     })?;
     ok(s.management.logs(query).await?)
+}
+
+async fn resilience_get(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.resilience_get())
+}
+
+async fn resilience_patch(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {
+    let patch = crate::resilience::Resilience::parse_patch(&body)?;
+    ok(s.management.resilience_patch(patch).await?)
+}
+
+async fn resilience_reset(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {
+    let req: BreakerResetRequest =
+        if body.iter().all(u8::is_ascii_whitespace) { BreakerResetRequest::default() } else { parse(&body)? };
+    ok(s.management.reset_breakers(req)?)
+}
+
+/// `?provider=` filter of the cooldown list.
+#[derive(serde::Deserialize)]
+struct ProviderFilter {
+    provider: Option<String>,
+}
+
+async fn cooldowns_list(State(s): State<AppState>, Query(f): Query<ProviderFilter>) -> ApiResult {
+    ok(s.management.cooldowns(f.provider.as_deref()))
+}
+
+async fn cooldowns_clear(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<CooldownsClearRequest>,
+) -> ApiResult {
+    ok(s.management.clear_cooldowns(req)?)
+}
+
+async fn lockouts_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.lockouts())
+}
+
+async fn lockouts_clear(State(s): State<AppState>, ApiJson(req): ApiJson<LockoutClearRequest>) -> ApiResult {
+    ok(s.management.clear_lockout(req)?)
+}
+
+async fn model_lockout_get(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.model_lockout_get())
+}
+
+async fn model_lockout_patch(
+    State(s): State<AppState>,
+    ApiJson(patch): ApiJson<ModelLockoutPatch>,
+) -> ApiResult {
+    ok(s.management.model_lockout_patch(patch).await?)
 }

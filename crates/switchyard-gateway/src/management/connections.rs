@@ -156,6 +156,7 @@ impl ManagementService {
     /// Applies a partial change.
     pub async fn update_connection(&self, id: &str, patch: ConnectionPatch) -> MgmtResult<ConnectionView> {
         let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+        let before = (r.auth_kind, r.api_key.clone(), r.access_token.clone());
         let mut issues = Issues::default();
         if let Some(v) = patch.name {
             r.name = v;
@@ -203,6 +204,10 @@ impl ManagementService {
         r.updated_at = self.clock.now_wall();
         self.store.put_connection(&r).await?;
         self.reload().await?;
+        if before != (r.auth_kind, r.api_key.clone(), r.access_token.clone()) {
+            // New credentials lift every cooldown and terminal state of the connection.
+            self.resilience.engine.reset_connection(&r.id);
+        }
         Ok(view(&r))
     }
 
@@ -230,6 +235,9 @@ impl ManagementService {
         Ok(match sent {
             Ok(resp) => {
                 let status = resp.status();
+                if status.is_success() {
+                    self.resilience.engine.record_connection_test_ok(&conn.provider);
+                }
                 ConnectionTestResult {
                     ok: status.is_success(),
                     status: Some(status.as_u16()),

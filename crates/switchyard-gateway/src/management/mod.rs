@@ -9,6 +9,7 @@ mod api_keys;
 mod connections;
 mod import;
 mod monitoring;
+mod resilience_ops;
 mod routes;
 pub mod validate;
 
@@ -16,8 +17,11 @@ use std::sync::Arc;
 
 use switchyard_types::api::GatewaySettings;
 
+use switchyard_resilience::{AuthCategory, ConnectionConfig};
+
 use crate::clock::Clock;
 use crate::errors::GatewayError;
+use crate::resilience::Resilience;
 use crate::routing::{RoutingTable, SharedRouting};
 use crate::store::{Store, StoreError};
 
@@ -44,6 +48,7 @@ pub struct ManagementService {
     http: reqwest::Client,
     started_at: tokio::time::Instant,
     listen: String,
+    resilience: Arc<Resilience>,
 }
 
 impl ManagementService {
@@ -54,8 +59,22 @@ impl ManagementService {
         clock: Arc<dyn Clock>,
         http: reqwest::Client,
         listen: String,
+        resilience: Arc<Resilience>,
     ) -> ManagementService {
-        ManagementService { store, routing, clock, http, started_at: tokio::time::Instant::now(), listen }
+        ManagementService {
+            store,
+            routing,
+            clock,
+            http,
+            started_at: tokio::time::Instant::now(),
+            listen,
+            resilience,
+        }
+    }
+
+    /// The resilience runtime (engine and settings).
+    pub fn resilience(&self) -> &Arc<Resilience> {
+        &self.resilience
     }
 
     /// The store (for start-up tasks and tests).
@@ -71,6 +90,12 @@ impl ManagementService {
         let aliases = self.store.list_aliases().await?;
         let gateway: GatewaySettings =
             self.store.get_setting(GATEWAY_SETTINGS_KEY).await?.unwrap_or_default();
+        self.resilience.engine.sync_connections(connections.iter().map(|c| ConnectionConfig {
+            id: c.id.clone(),
+            provider: c.provider.clone(),
+            category: AuthCategory::from_auth_kind(c.auth_kind),
+            disable_cooling: false,
+        }));
         let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
         self.routing.store(Arc::new(table));
         Ok(())

@@ -23,6 +23,15 @@ impl ManagementService {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             listen: self.listen.clone(),
             uptime_ms: self.started_at.elapsed().as_millis() as f64,
+            breakers: self.resilience.engine.breakers(),
+            connections_out_of_rotation: self
+                .resilience
+                .engine
+                .cooldowns(None)
+                .iter()
+                .filter(|c| c.status != switchyard_types::resilience::ConnectionStatus::Active)
+                .count() as u32,
+            active_lockouts: self.resilience.engine.lockouts().len() as u32,
             providers: providers
                 .into_iter()
                 .map(|(p, (n, e))| ProviderHealthView {

@@ -14,6 +14,8 @@ use axum::body::Body;
 use axum::response::Response;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use switchyard_resilience::{AttemptOutcome, Decision, Target, TransportFailure};
+use switchyard_types::resilience::ExcludedTargetView;
 use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::ClientBody;
@@ -59,30 +61,127 @@ struct Failure {
     retry_after_secs: Option<u64>,
 }
 
-/// What one attempt produced.
-enum AttemptResult {
-    Committed(Response),
-    Failed(Failure),
+/// What the upstream did, for the resilience engine's classifier.
+enum Observed {
+    Http { status: u16, headers: HeaderMap, body: String },
+    Transport(TransportFailure),
 }
 
-/// Forwards the request, failing over across the plan's candidates.
+/// What one attempt produced.
+enum AttemptResult {
+    /// Relay this response; `healthy` when it is a success for the engine.
+    Committed {
+        response: Response,
+        healthy: bool,
+    },
+    Failed(Failure, Observed),
+}
+
+/// Forwards the request: filters the candidates through the resilience engine,
+/// then tries the eligible ones in order, recording every outcome.
 pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response {
+    let engine = &state.resilience.engine;
+    let targets: Vec<Target<'_>> = req
+        .plan
+        .candidates
+        .iter()
+        .map(|c| Target { provider: &c.connection.provider, connection: &c.connection.id, model: &c.model })
+        .collect();
+    let selection = engine.filter(&targets);
+    let now = engine.now();
+    let format = ErrorFormat::Client(req.format);
+    match selection.decision(now) {
+        Decision::Proceed => {}
+        Decision::AllCoolingDown { retry_after_secs, .. } => {
+            let excluded = selection.excluded_views(&targets, now);
+            return excluded_error(&req, ErrorCode::AllTargetsCoolingDown, &excluded, Some(retry_after_secs))
+                .render(format);
+        }
+        Decision::NoExecutableTargets => {
+            let excluded = selection.excluded_views(&targets, now);
+            return excluded_error(&req, ErrorCode::NoExecutableTargets, &excluded, None).render(format);
+        }
+    }
     let mut failures: Vec<Failure> = Vec::new();
-    for candidate in &req.plan.candidates {
+    for &index in &selection.eligible {
+        let (Some(candidate), Some(target)) = (req.plan.candidates.get(index), targets.get(index)) else {
+            continue;
+        };
+        // Re-checked at dispatch: state may have changed since the filter, and a
+        // half-open breaker hands out its single probe here.
+        let Ok(permit) = engine.begin(*target) else { continue };
         match attempt(state, &req, candidate).await {
-            AttemptResult::Committed(response) => return response,
-            AttemptResult::Failed(failure) => {
+            AttemptResult::Committed { response, healthy } => {
+                if healthy {
+                    engine.record_success(permit);
+                }
+                return response;
+            }
+            AttemptResult::Failed(failure, observed) => {
+                let recorded = match &observed {
+                    Observed::Http { status, headers, body } => engine
+                        .record_failure(permit, &AttemptOutcome::Http { status: *status, headers, body }),
+                    Observed::Transport(t) => engine.record_failure(permit, &AttemptOutcome::Transport(*t)),
+                };
                 tracing::info!(
                     event = "attempt.failed",
                     request_id = %req.request_id,
                     connection = %failure.connection,
                     outcome = %failure.outcome,
+                    reason = ?recorded.verdict.reason,
                 );
                 failures.push(failure);
             }
         }
     }
-    all_failed(&req, &failures).render(ErrorFormat::Client(req.format))
+    if failures.is_empty() {
+        // Every eligible target was taken out between the filter and dispatch.
+        let selection = engine.filter(&targets);
+        let now = engine.now();
+        let excluded = selection.excluded_views(&targets, now);
+        let retry = match selection.decision(now) {
+            Decision::AllCoolingDown { retry_after_secs, .. } => Some(retry_after_secs),
+            _ => None,
+        };
+        return excluded_error(&req, ErrorCode::AllTargetsCoolingDown, &excluded, retry.or(Some(1)))
+            .render(format);
+    }
+    all_failed(&req, &failures).render(format)
+}
+
+/// `503 all_targets_cooling_down` / `404 no_executable_targets` with diagnostics.
+fn excluded_error(
+    req: &ForwardRequest<'_>,
+    code: ErrorCode,
+    excluded: &[ExcludedTargetView],
+    retry_after_secs: Option<u32>,
+) -> GatewayError {
+    let reasons = excluded
+        .iter()
+        .map(|e| {
+            let left = e.seconds_left.map_or_else(|| "until reset".to_owned(), |s| format!("{s} s"));
+            let reason = serde_json::to_value(e.reason).ok().and_then(|v| v.as_str().map(str::to_owned));
+            format!("{}/{} on {}: {} ({left})", e.provider, e.model, e.connection, reason.unwrap_or_default())
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let message = match code {
+        ErrorCode::AllTargetsCoolingDown => format!(
+            "every target of model '{}' is cooling down; retry after {} s: {reasons}",
+            req.body.model(),
+            retry_after_secs.unwrap_or(1)
+        ),
+        _ => format!("no target of model '{}' can run now: {reasons}", req.body.model()),
+    };
+    let diagnostics = serde_json::json!({
+        "poolSize": req.plan.candidates.len(),
+        "attempted": 0,
+        "excluded": excluded,
+        "terminalReason": code.as_str(),
+    });
+    GatewayError::new(code, message)
+        .with_retry_after(retry_after_secs.map(u64::from))
+        .with_diagnostics(diagnostics)
 }
 
 async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Candidate) -> AttemptResult {
@@ -103,17 +202,22 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
             error_kind: None,
         },
     );
-    let fail =
-        |log: &mut AttemptLog, status: Option<u16>, kind: &str, outcome: String, retry: Option<u64>| {
-            log.finish(status, 0, Some(kind.to_owned()));
-            AttemptResult::Failed(Failure {
-                connection: conn.id.clone(),
-                model: candidate.model.clone(),
-                outcome,
-                status,
-                retry_after_secs: retry,
-            })
+    let fail = |log: &mut AttemptLog, observed: Observed, kind: &str, outcome: String, retry: Option<u64>| {
+        let status = match &observed {
+            Observed::Http { status, .. } => Some(*status),
+            Observed::Transport(_) => None,
         };
+        log.finish(status.or(log.status()), 0, Some(kind.to_owned()));
+        let failure = Failure {
+            connection: conn.id.clone(),
+            model: candidate.model.clone(),
+            outcome,
+            status,
+            retry_after_secs: retry,
+        };
+        AttemptResult::Failed(failure, observed)
+    };
+    let transport = Observed::Transport;
 
     let deadline = tokio::time::Instant::now() + state.options.start_timeout;
     let send = state
@@ -125,16 +229,34 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     let response = match tokio::time::timeout_at(deadline, send).await {
         Err(_) => {
             let secs = state.options.start_timeout.as_secs();
-            return fail(&mut log, None, "timeout", format!("no response within {secs} s"), None);
+            return fail(
+                &mut log,
+                transport(TransportFailure::Timeout),
+                "timeout",
+                format!("no response within {secs} s"),
+                None,
+            );
         }
         Ok(Err(e)) if e.is_connect() => {
-            return fail(&mut log, None, "connect", "connection failed".into(), None);
+            return fail(
+                &mut log,
+                transport(TransportFailure::Connect),
+                "connect",
+                "connection failed".into(),
+                None,
+            );
         }
         Ok(Err(e)) if e.is_timeout() => {
-            return fail(&mut log, None, "timeout", "timed out".into(), None);
+            return fail(&mut log, transport(TransportFailure::Timeout), "timeout", "timed out".into(), None);
         }
         Ok(Err(e)) => {
-            return fail(&mut log, None, "transport", format!("transport error: {}", error_chain(&e)), None);
+            return fail(
+                &mut log,
+                transport(TransportFailure::Connect),
+                "transport",
+                format!("transport error: {}", error_chain(&e)),
+                None,
+            );
         }
         Ok(Ok(r)) => r,
     };
@@ -143,12 +265,14 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     log.set_status(status);
     if fails_over(status) {
         let retry = retry_after_secs(response.headers());
-        let detail = read_error_detail(response, state.options.error_body_timeout).await;
-        let outcome = match detail {
+        let headers = response.headers().clone();
+        let body = read_error_body(response, state.options.error_body_timeout).await;
+        let outcome = match error_detail(&body) {
             Some(d) => format!("HTTP {status}: {d}"),
             None => format!("HTTP {status}"),
         };
-        return fail(&mut log, Some(status), &format!("http_{status}"), outcome, retry);
+        let observed = Observed::Http { status, headers, body };
+        return fail(&mut log, observed, &format!("http_{status}"), outcome, retry);
     }
 
     let sse = is_event_stream(response.headers());
@@ -162,12 +286,18 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     let first = match tokio::time::timeout_at(deadline, stream.next()).await {
         Err(_) => {
             let secs = state.options.start_timeout.as_secs();
-            return fail(&mut log, Some(status), "timeout", format!("no body within {secs} s"), None);
+            return fail(
+                &mut log,
+                transport(TransportFailure::Timeout),
+                "timeout",
+                format!("no body within {secs} s"),
+                None,
+            );
         }
         Ok(Some(Err(e))) => {
             return fail(
                 &mut log,
-                Some(status),
+                transport(TransportFailure::BrokenBeforeFirstByte),
                 "stream_interrupted",
                 format!("body failed before its first byte: {}", error_chain(&e)),
                 None,
@@ -176,7 +306,7 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
         Ok(None) if sse => {
             return fail(
                 &mut log,
-                Some(status),
+                transport(TransportFailure::BrokenBeforeFirstByte),
                 "empty_stream",
                 "stream ended before its first event".into(),
                 None,
@@ -192,9 +322,13 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     if let Some(h) = builder.headers_mut() {
         *h = client_headers;
     }
+    let healthy = status < 400;
     match builder.body(Body::from_stream(relay)) {
-        Ok(r) => AttemptResult::Committed(r),
-        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(req.format))),
+        Ok(response) => AttemptResult::Committed { response, healthy },
+        Err(e) => AttemptResult::Committed {
+            response: GatewayError::internal(e).render(ErrorFormat::Client(req.format)),
+            healthy: false,
+        },
     }
 }
 
@@ -246,8 +380,8 @@ fn retry_after_secs(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()
 }
 
-/// The upstream's own error message, if its body says one, shortened.
-async fn read_error_detail(response: reqwest::Response, budget: Duration) -> Option<String> {
+/// A failed attempt's body (its first part), as text for the classifier.
+async fn read_error_body(response: reqwest::Response, budget: Duration) -> String {
     let mut stream = response.bytes_stream();
     let mut buf: Vec<u8> = Vec::new();
     let read = async {
@@ -259,7 +393,13 @@ async fn read_error_detail(response: reqwest::Response, budget: Duration) -> Opt
         }
     };
     let _ = tokio::time::timeout(budget, read).await;
-    let value: serde_json::Value = serde_json::from_slice(&buf).ok()?;
+    buf.truncate(ERROR_BODY_LIMIT);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The upstream's own error message, if its body says one, shortened.
+fn error_detail(body: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
     let message = value
         .pointer("/error/message")
         .or_else(|| value.pointer("/message"))

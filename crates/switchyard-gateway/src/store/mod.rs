@@ -9,6 +9,7 @@
 mod api_keys;
 mod connections;
 mod request_log;
+mod resilience_state;
 mod routing_tables;
 mod settings;
 
@@ -22,6 +23,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub use api_keys::ApiKeyRecord;
 pub use connections::ConnectionRecord;
 pub use request_log::AttemptLogRow;
+pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
 
 /// Errors of the persistence layer.

@@ -1,0 +1,107 @@
+//! Resilience management operations (SPEC §7): settings, breakers, connection
+//! cooldowns and model lockouts. Thin over the engine; terminal connection states are
+//! never cleared here (only a credentials change or an operator reset lifts them).
+
+use std::sync::Arc;
+
+use switchyard_types::ErrorCode;
+use switchyard_types::resilience::{
+    BreakerResetRequest, BreakerResetResult, ConnectionCooldownView, CooldownsClearRequest,
+    CooldownsClearResult, LockoutClearRequest, LockoutClearResult, ModelLockoutView, ProviderBreakerView,
+};
+use switchyard_types::settings::{
+    ModelLockoutPatch, ModelLockoutSettings, ResilienceSettings, ResilienceSettingsPatch,
+};
+
+use super::{ManagementService, MgmtResult};
+use crate::errors::GatewayError;
+
+impl ManagementService {
+    /// The effective resilience settings.
+    pub fn resilience_get(&self) -> Arc<ResilienceSettings> {
+        self.resilience.settings()
+    }
+
+    /// Applies a partial settings document; rejected whole on any issue.
+    pub async fn resilience_patch(
+        &self,
+        patch: ResilienceSettingsPatch,
+    ) -> MgmtResult<Arc<ResilienceSettings>> {
+        self.resilience.patch(patch).await
+    }
+
+    /// The model-lockout settings.
+    pub fn model_lockout_get(&self) -> ModelLockoutSettings {
+        self.resilience.settings().model_lockout.clone()
+    }
+
+    /// Applies a partial model-lockout document.
+    pub async fn model_lockout_patch(&self, patch: ModelLockoutPatch) -> MgmtResult<ModelLockoutSettings> {
+        let whole =
+            ResilienceSettingsPatch { model_lockout: Some(patch), ..ResilienceSettingsPatch::default() };
+        match self.resilience.patch(whole).await {
+            Ok(s) => Ok(s.model_lockout.clone()),
+            Err(mut e) => {
+                // Report paths relative to the model-lockout document.
+                for issue in &mut e.issues {
+                    if let Some(rest) = issue.path.strip_prefix("/modelLockout") {
+                        issue.path = rest.to_owned();
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Every provider breaker.
+    pub fn breakers(&self) -> Vec<ProviderBreakerView> {
+        self.resilience.engine.breakers()
+    }
+
+    /// Resets one provider's breaker, or all.
+    pub fn reset_breakers(&self, req: BreakerResetRequest) -> MgmtResult<BreakerResetResult> {
+        let result = self.resilience.engine.reset_breakers(req.provider.as_deref());
+        if let Some(p) = req.provider.filter(|_| result.reset_count == 0) {
+            let known = self.resilience.engine.breakers().iter().any(|b| b.provider == p)
+                || self.routing.load().by_provider.contains_key(&p);
+            if !known {
+                return Err(GatewayError::new(ErrorCode::NotFound, format!("provider '{p}' has no breaker")));
+            }
+        }
+        Ok(result)
+    }
+
+    /// Connection cooldown states (all, or one provider's).
+    pub fn cooldowns(&self, provider: Option<&str>) -> Vec<ConnectionCooldownView> {
+        self.resilience.engine.cooldowns(provider)
+    }
+
+    /// Clears cooldowns by ids, all, or all of a provider; never terminal states.
+    pub fn clear_cooldowns(&self, req: CooldownsClearRequest) -> MgmtResult<CooldownsClearResult> {
+        if !req.all && req.connection_ids.is_empty() {
+            return Err(GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
+                path: "/connectionIds".into(),
+                message: "name at least one connection, or send {\"all\": true} (optionally with provider)"
+                    .into(),
+            }]));
+        }
+        Ok(self.resilience.engine.clear_cooldowns(&req))
+    }
+
+    /// Active model lockouts.
+    pub fn lockouts(&self) -> Vec<ModelLockoutView> {
+        self.resilience.engine.lockouts()
+    }
+
+    /// Re-enables one model (on one connection, or every connection of the provider).
+    pub fn clear_lockout(&self, req: LockoutClearRequest) -> MgmtResult<LockoutClearResult> {
+        let cleared = self.resilience.engine.clear_lockout(&req);
+        if cleared == 0 {
+            return Err(GatewayError::new(
+                ErrorCode::NotFound,
+                format!("no active lockout for {}/{} matches", req.provider, req.model),
+            ));
+        }
+        Ok(LockoutClearResult { cleared })
+    }
+}

@@ -1,0 +1,146 @@
+//! The gateway's side of the resilience engine: the engine instance, its effective
+//! settings (defaults < env < stored document, SPEC §5), validated settings changes,
+//! and the persister that writes breaker and connection-cooldown transitions to
+//! SQLite off the request path.
+//!
+//! Fail-open on persistence: a failed write is logged and the engine keeps running
+//! on its in-memory state; a stored document that no longer validates is clamped.
+
+mod persist;
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use switchyard_resilience::{Clock, Engine, EngineEvent, EngineSnapshot};
+use switchyard_types::api::ValidationIssue;
+use switchyard_types::settings::{
+    EnvSource, ResilienceSettings, ResilienceSettingsPatch, layer, parse_patch,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::GatewayError;
+use crate::store::{StateWrite, Store};
+
+/// Settings key of the stored resilience document.
+pub const RESILIENCE_SETTINGS_KEY: &str = "resilience";
+
+/// The engine and its settings.
+pub struct Resilience {
+    /// The engine (thread-safe; its hot-path calls take microseconds).
+    pub engine: Arc<Engine>,
+    effective: ArcSwap<ResilienceSettings>,
+    store: Store,
+    env: Arc<dyn EnvSource + Send + Sync>,
+}
+
+/// Turns an engine event into a persisted write, if it changes persisted state.
+fn to_write(event: &EngineEvent) -> Option<StateWrite> {
+    match event {
+        EngineEvent::Breaker { provider, transition, record } => Some(StateWrite::Breaker {
+            provider: provider.clone(),
+            state: serde_json::to_value(transition.to).ok()?.as_str()?.to_owned(),
+            record_json: serde_json::to_string(record).ok()?,
+        }),
+        EngineEvent::Cooldown { connection, provider, health, .. } => Some(StateWrite::Connection {
+            connection: connection.clone(),
+            provider: provider.clone(),
+            record_json: serde_json::to_string(health).ok()?,
+        }),
+        EngineEvent::ProviderGate { .. } | EngineEvent::Lockout { .. } => None,
+    }
+}
+
+impl Resilience {
+    /// Builds the engine with the effective settings and starts the persister.
+    pub async fn start(
+        store: Store,
+        clock: Arc<dyn Clock>,
+        env: Arc<dyn EnvSource + Send + Sync>,
+        shutdown: CancellationToken,
+    ) -> Result<(Arc<Resilience>, JoinHandle<()>), GatewayError> {
+        let (tx, rx) = mpsc::channel::<StateWrite>(persist::QUEUE_CAPACITY);
+        let sink = Box::new(move |events: &[EngineEvent]| {
+            for event in events {
+                tracing::info!(event = event.name(), detail = ?event);
+                if let Some(write) = to_write(event) {
+                    if tx.try_send(write).is_err() {
+                        tracing::warn!(event = "resilience.persist_queue_full");
+                    }
+                }
+            }
+        });
+        let engine = Arc::new(Engine::with_sink(clock.clone(), Some(sink)));
+        let stored = load_stored(&store).await?;
+        let layered = layer(env.as_ref(), stored);
+        for note in &layered.notes {
+            tracing::warn!(event = "settings.clamped", note = ?note);
+        }
+        engine.apply_settings(&layered.settings);
+        let persister = tokio::spawn(persist::run(store.clone(), clock, rx, shutdown));
+        let resilience =
+            Resilience { engine, effective: ArcSwap::from_pointee(layered.settings), store, env };
+        Ok((Arc::new(resilience), persister))
+    }
+
+    /// Restores persisted breakers and connection fields (after the connections are
+    /// synced). Rows for connections that no longer exist are ignored.
+    pub async fn restore(&self, known_connections: &[String]) -> Result<(), GatewayError> {
+        let breakers = self.store.load_breakers().await?;
+        let connections = self.store.load_connection_health().await?;
+        let snapshot = persist::snapshot_from_rows(&breakers, &connections, known_connections);
+        self.engine.restore(&snapshot).map_err(GatewayError::internal)
+    }
+
+    /// The effective settings.
+    pub fn settings(&self) -> Arc<ResilienceSettings> {
+        self.effective.load_full()
+    }
+
+    /// Validates `patch` against the stored document; on success stores it and
+    /// applies the new effective settings. Nothing changes on any issue.
+    pub async fn patch(
+        &self,
+        patch: ResilienceSettingsPatch,
+    ) -> Result<Arc<ResilienceSettings>, GatewayError> {
+        let stored = load_stored(&self.store).await?;
+        let mut base = ResilienceSettings::default();
+        if let Some(s) = stored {
+            base.merge(s);
+        }
+        let next = base.patched(&patch).map_err(GatewayError::validation)?;
+        let now = self.engine.now();
+        self.store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now).await?;
+        let as_patch = parse_patch(&serde_json::to_vec(&next).unwrap_or_default())
+            .map_err(|issues| GatewayError::internal(format!("stored document unreadable: {issues:?}")))?;
+        let layered = layer(self.env.as_ref(), Some(as_patch));
+        self.engine.apply_settings(&layered.settings);
+        self.effective.store(Arc::new(layered.settings));
+        Ok(self.settings())
+    }
+
+    /// Parses a patch body, naming the offending field.
+    pub fn parse_patch(body: &[u8]) -> Result<ResilienceSettingsPatch, GatewayError> {
+        parse_patch(body).map_err(GatewayError::validation)
+    }
+
+    /// A snapshot of the engine's persisted state (for tests and diagnostics).
+    pub fn snapshot(&self) -> EngineSnapshot {
+        self.engine.snapshot()
+    }
+}
+
+/// The stored document, read as a patch so older or partial documents still load
+/// (they are clamped by `layer`, never rejected).
+async fn load_stored(store: &Store) -> Result<Option<ResilienceSettingsPatch>, GatewayError> {
+    let raw: Option<serde_json::Value> = store.get_setting(RESILIENCE_SETTINGS_KEY).await?;
+    Ok(raw.and_then(|v| match parse_patch(v.to_string().as_bytes()) {
+        Ok(p) => Some(p),
+        Err(issues) => {
+            let issues: Vec<&ValidationIssue> = issues.iter().collect();
+            tracing::warn!(event = "settings.stored_unreadable", ?issues);
+            None
+        }
+    }))
+}
