@@ -64,10 +64,10 @@ impl Resilience {
         let sink = Box::new(move |events: &[EngineEvent]| {
             for event in events {
                 tracing::info!(event = event.name(), detail = ?event);
-                if let Some(write) = to_write(event) {
-                    if tx.try_send(write).is_err() {
-                        tracing::warn!(event = "resilience.persist_queue_full");
-                    }
+                if let Some(write) = to_write(event)
+                    && tx.try_send(write).is_err()
+                {
+                    tracing::warn!(event = "resilience.persist_queue_full");
                 }
             }
         });
