@@ -296,7 +296,9 @@ fn generator_table(out: &mut String, r: &Results) {
     );
     let runs = r.latency.iter().map(|run| ("chat", run)).chain(std::iter::once(("stream TTFB", &r.ttfb)));
     for (what, run) in runs {
-        for (way, x) in [("direct", &run.runs.direct), ("gateway", &run.runs.gateway), ("relay", &run.runs.relay)] {
+        for (way, x) in
+            [("direct", &run.runs.direct), ("gateway", &run.runs.gateway), ("relay", &run.runs.relay)]
+        {
             let _ = writeln!(
                 out,
                 "| {what} {} req/s {way} | {} | {} | {} | {} |",

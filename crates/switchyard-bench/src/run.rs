@@ -24,8 +24,8 @@ use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess};
 use crate::machine::{CpuProbe, Interference, Machine};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
-use crate::streams::{self, StreamsResult};
 use crate::relay::RelayProcess;
+use crate::streams::{self, StreamsResult};
 use crate::upstream::{FakeUpstream, Pace};
 
 /// Size the request bodies are padded to.
@@ -306,8 +306,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let fds_before = gw.open_fds().ok();
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
-    let result =
-        streams::run(Arc::new(slow_spec), settings.streams, stream_time + settings.timeout).await?;
+    let result = streams::run(Arc::new(slow_spec), settings.streams, stream_time + settings.timeout).await?;
     let rss_peak = sampler.stop().await?;
     gateway_requests += settings.streams as u64;
     if let Some(e) = &result.first_error {

@@ -51,7 +51,7 @@ fn at_most(value: f64, limit: f64, unit: &str, digits: usize) -> Verdict {
         Verdict::Met(format!("{:.digits$} {unit} under", limit - value))
     } else {
         Verdict::Missed(format!(
-            "over by {:.digits$} {unit} ({:.1}× the budget)",
+            "over by {:.digits$} {unit} ({:.2}× the budget)",
             value - limit,
             value / limit
         ))
@@ -150,6 +150,6 @@ mod tests {
     #[test]
     fn margins_read_naturally() {
         assert_eq!(at_most(0.04, 0.1, "ms", 3), Verdict::Met("0.060 ms under".into()));
-        assert_eq!(at_most(0.3, 0.1, "ms", 3), Verdict::Missed("over by 0.200 ms (3.0× the budget)".into()));
+        assert_eq!(at_most(0.3, 0.1, "ms", 3), Verdict::Missed("over by 0.200 ms (3.00× the budget)".into()));
     }
 }
