@@ -56,8 +56,10 @@ CREATE TABLE settings (
 );
 
 -- One row per upstream attempt. Never holds secrets or lease/affinity headers.
+-- A plain rowid key (no AUTOINCREMENT bookkeeping) and no secondary index keep each
+-- insert cheap; retention deletes the oldest ids, so ids are never reused.
 CREATE TABLE request_log (
-    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    id             INTEGER PRIMARY KEY,
     at             INTEGER NOT NULL,
     request_id     TEXT NOT NULL,
     api_key_id     TEXT,
@@ -70,4 +72,3 @@ CREATE TABLE request_log (
     bytes          INTEGER NOT NULL,
     error_kind     TEXT
 );
-CREATE INDEX request_log_request ON request_log (request_id);

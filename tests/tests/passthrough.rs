@@ -133,6 +133,9 @@ async fn chat_completions_json_and_sse() {
         json!({"model": "glm-4.6", "messages": [{"role": "developer", "content": "x"}], "custom": {"a": 1}});
     let response = gw.post("/v1/chat/completions", &body).await;
     assert_eq!(response.status(), 200);
+    // A plain body is relayed byte for byte, so its declared length is kept.
+    let expected_len = wire::chat_completion("glm-4.6", "hi").to_string().len() as u64;
+    assert_eq!(response.content_length(), Some(expected_len));
     assert_eq!(body_json(response).await, wire::chat_completion("glm-4.6", "hi"));
     let got = openai.last_request().unwrap_or_else(|| panic!("no request"));
     assert_eq!(got.path, "/v1/chat/completions");

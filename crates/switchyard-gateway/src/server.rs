@@ -122,7 +122,12 @@ impl Gateway {
 
         let http = reqwest::Client::builder()
             .connect_timeout(config.proxy.connect_timeout)
-            .pool_idle_timeout(Duration::from_secs(90))
+            // Keep a bounded idle pool: a burst of 1,000 streams must not pin 1,000
+            // upstream sockets (and their buffers) for minutes afterwards.
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(64)
+            // A gateway relays redirects to the client; it never follows them itself.
+            .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
             .build()
             .context("building the upstream HTTP client")?;

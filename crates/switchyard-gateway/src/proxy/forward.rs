@@ -220,9 +220,13 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     let transport = Observed::Transport;
 
     let deadline = tokio::time::Instant::now() + state.options.start_timeout;
+    let Some(url) = conn.url(req.endpoint, req.query) else {
+        let outcome = format!("base URL '{}' is not a valid URL", conn.base_url);
+        return fail(&mut log, transport(TransportFailure::Connect), "config", outcome, None);
+    };
     let send = state
         .http
-        .post(conn.url(req.endpoint, req.query))
+        .post(url)
         .headers(upstream_headers(req.headers, conn))
         .body(req.body.with_model(&candidate.model))
         .send();
@@ -276,7 +280,7 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
     }
 
     let sse = is_event_stream(response.headers());
-    let mut client_headers = relay_headers(response.headers());
+    let mut client_headers = relay_headers(response.headers(), sse);
     insert_header(&mut client_headers, "x-switchyard-request-id", &req.request_id);
     insert_header(&mut client_headers, "x-switchyard-connection", &conn.id);
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
@@ -316,7 +320,11 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
         Ok(Some(Ok(chunk))) => Some(chunk),
     };
 
-    let relay = Relay::new(stream, first, sse, req.format, log, status);
+    let expected = client_headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let relay = Relay::new(stream, first, sse, req.format, log, status, expected);
     let mut builder =
         Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
     if let Some(h) = builder.headers_mut() {
@@ -344,10 +352,11 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
-/// Upstream response headers worth relaying: all but hop-by-hop headers, framing
-/// (the body is re-chunked), and cookies.
-fn relay_headers(upstream: &HeaderMap) -> HeaderMap {
-    const DROP: [&str; 10] = [
+/// Upstream response headers worth relaying: all but hop-by-hop headers and cookies.
+/// `content-length` is kept for plain bodies (relayed byte for byte) and dropped for
+/// SSE, where an error event may be appended.
+fn relay_headers(upstream: &HeaderMap, sse: bool) -> HeaderMap {
+    const DROP: [&str; 9] = [
         "connection",
         "keep-alive",
         "proxy-authenticate",
@@ -356,12 +365,11 @@ fn relay_headers(upstream: &HeaderMap) -> HeaderMap {
         "trailer",
         "transfer-encoding",
         "upgrade",
-        "content-length",
         "set-cookie",
     ];
     let mut out = HeaderMap::with_capacity(upstream.len() + 2);
     for (name, value) in upstream {
-        if !DROP.contains(&name.as_str()) {
+        if !DROP.contains(&name.as_str()) && !(sse && name == header::CONTENT_LENGTH) {
             out.append(name.clone(), value.clone());
         }
     }

@@ -75,6 +75,9 @@ pub struct Relay {
     log: AttemptLog,
     status: u16,
     bytes: u64,
+    /// The declared length of a plain body: once relayed, the attempt is complete
+    /// (hyper stops polling a body at its declared length).
+    expected: Option<u64>,
     finished: bool,
 }
 
@@ -87,9 +90,11 @@ impl Relay {
         format: ClientFormat,
         log: AttemptLog,
         status: u16,
+        expected: Option<u64>,
     ) -> Relay {
         let bytes = first.as_ref().map_or(0, |b| b.len() as u64);
         Relay {
+            expected: if sse { None } else { expected },
             upstream,
             first,
             framing: sse.then(SseFraming::default),
@@ -102,10 +107,15 @@ impl Relay {
     }
 
     fn frame(&mut self, chunk: Bytes) -> Bytes {
-        match self.framing.as_mut() {
+        let out = match self.framing.as_mut() {
             Some(framing) => framing.push(chunk),
             None => chunk,
+        };
+        if self.expected.is_some_and(|n| self.bytes >= n) && !self.finished {
+            self.finished = true;
+            self.log.finish(Some(self.status), self.bytes, None);
         }
+        out
     }
 }
 

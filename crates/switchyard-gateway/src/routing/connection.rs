@@ -69,6 +69,8 @@ pub struct Connection {
     pub base_url: String,
     /// Pre-built credentials.
     pub auth: UpstreamAuth,
+    /// Upstream URLs per endpoint, parsed once (`UpstreamEndpoint` order).
+    urls: [Option<reqwest::Url>; 4],
     /// Provider-specific options.
     pub provider_specific: Value,
 }
@@ -123,6 +125,14 @@ impl Connection {
                 .map_or(UpstreamAuth::None, UpstreamAuth::OauthBearer),
             (AuthKind::None, _) => UpstreamAuth::None,
         };
+        let base_url = effective_base_url(record);
+        let parse = |e: UpstreamEndpoint| reqwest::Url::parse(&format!("{base_url}{}", e.path())).ok();
+        let urls = [
+            parse(UpstreamEndpoint::Messages),
+            parse(UpstreamEndpoint::CountTokens),
+            parse(UpstreamEndpoint::ChatCompletions),
+            parse(UpstreamEndpoint::Responses),
+        ];
         Connection {
             id: record.id.clone(),
             provider: record.provider.clone(),
@@ -130,22 +140,26 @@ impl Connection {
             priority: record.priority,
             enabled: record.enabled,
             models: record.models.clone(),
-            base_url: effective_base_url(record),
+            base_url,
             auth,
+            urls,
             provider_specific: record.provider_specific.clone(),
         }
     }
 
-    /// The full upstream URL for `endpoint`, keeping the client's query string.
-    pub fn url(&self, endpoint: UpstreamEndpoint, query: Option<&str>) -> String {
-        let path = endpoint.path();
-        let mut url = String::with_capacity(self.base_url.len() + path.len() + 32);
-        url.push_str(&self.base_url);
-        url.push_str(path);
+    /// The full upstream URL for `endpoint`, keeping the client's query string. The
+    /// base is parsed once per connection, not per request.
+    pub fn url(&self, endpoint: UpstreamEndpoint, query: Option<&str>) -> Option<reqwest::Url> {
+        let index = match endpoint {
+            UpstreamEndpoint::Messages => 0,
+            UpstreamEndpoint::CountTokens => 1,
+            UpstreamEndpoint::ChatCompletions => 2,
+            UpstreamEndpoint::Responses => 3,
+        };
+        let mut url = self.urls[index].clone()?;
         if let Some(q) = query.filter(|q| !q.is_empty()) {
-            url.push('?');
-            url.push_str(q);
+            url.set_query(Some(q));
         }
-        url
+        Some(url)
     }
 }

@@ -1,6 +1,6 @@
 //! The `request_log` table: one row per upstream attempt, bounded retention.
 
-use sqlx::{QueryBuilder, Row, Sqlite};
+use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::api::RequestLogEntryView;
 
@@ -34,32 +34,33 @@ pub struct AttemptLogRow {
 }
 
 impl Store {
-    /// Appends a batch of rows in one transaction.
+    /// Appends a batch of rows in one transaction. One single-row statement, prepared
+    /// once and cached by sqlx, serves every row: a multi-row `VALUES` list would have
+    /// a different text (and a separately cached statement) for every batch size.
     pub async fn insert_attempts(&self, rows: &[AttemptLogRow]) -> StoreResult<()> {
         if rows.is_empty() {
             return Ok(());
         }
         let mut tx = self.pool.begin().await?;
-        // SQLite allows 32766 bound parameters; 11 per row keeps chunks well inside.
-        for chunk in rows.chunks(500) {
-            let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+        for r in rows {
+            sqlx::query(
                 "INSERT INTO request_log (at, request_id, api_key_id, route, provider, \
-                 connection_id, model, status, latency_ms, bytes, error_kind) ",
-            );
-            qb.push_values(chunk, |mut b, r| {
-                b.push_bind(r.at.0)
-                    .push_bind(&r.request_id)
-                    .push_bind(&r.api_key_id)
-                    .push_bind(r.route)
-                    .push_bind(&r.provider)
-                    .push_bind(&r.connection_id)
-                    .push_bind(&r.model)
-                    .push_bind(r.status.map(i64::from))
-                    .push_bind(i64::from(r.latency_ms))
-                    .push_bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
-                    .push_bind(&r.error_kind);
-            });
-            qb.build().execute(&mut *tx).await?;
+                 connection_id, model, status, latency_ms, bytes, error_kind) \
+                 VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            )
+            .bind(r.at.0)
+            .bind(&r.request_id)
+            .bind(&r.api_key_id)
+            .bind(r.route)
+            .bind(&r.provider)
+            .bind(&r.connection_id)
+            .bind(&r.model)
+            .bind(r.status.map(i64::from))
+            .bind(i64::from(r.latency_ms))
+            .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
+            .bind(&r.error_kind)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
