@@ -299,3 +299,55 @@ async fn a_bad_settings_patch_is_rejected_whole() {
         (json!(true), json!(60000))
     );
 }
+
+#[tokio::test]
+async fn a_stalled_stream_ends_with_an_error_event_and_records_without_cooling() {
+    let frames = wire::anthropic_sse("claude-x", "partial");
+    let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n".to_owned();
+    let heartbeats = (0..8).map(|_| (std::time::Duration::from_millis(250), ping.clone()));
+    let script: Vec<(std::time::Duration, String)> =
+        std::iter::once((std::time::Duration::ZERO, frames[0].clone())).chain(heartbeats).collect();
+    let up = FakeUpstream::start(Reply::Sse {
+        status: 200,
+        headers: vec![],
+        frames: script,
+        end: switchyard_testkit::StreamEnd::Hang,
+    })
+    .await;
+    let gw = TestGateway::start(&two_keys(&up, &up)).await;
+    let patched = gw
+        .mgmt(Method::PATCH, "/api/resilience")
+        .json(&json!({"streamRecovery": {"stallBudgetMs": 1000}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(patched.status(), 200);
+
+    let started = std::time::Instant::now();
+    let response =
+        gw.post("/v1/messages", &json!({"model": "claude-x", "stream": true, "messages": []})).await;
+    assert_eq!(response.status(), 200);
+    let text = switchyard_tests::text(response).await;
+    let took = started.elapsed();
+    // Heartbeats every 250 ms do not count as progress: the stream ends ~1 s after
+    // the last real frame, with a complete error event.
+    assert!(
+        took >= std::time::Duration::from_millis(900) && took < std::time::Duration::from_secs(5),
+        "{took:?}"
+    );
+    let events = switchyard_tests::sse_data(&text);
+    assert_eq!(events.first().map(|e| e["type"].clone()), Some(json!("message_start")));
+    assert_eq!(events.last().map(|e| e["type"].clone()), Some(json!("error")), "{text}");
+    assert!(up.wait_until(std::time::Duration::from_secs(5), |f| f.abandoned_streams() == 1).await);
+
+    let rows = gw.wait_for_log_rows(1).await;
+    assert_eq!(rows[0]["errorKind"], "stream_stall");
+    let list = gw.mgmt_json("/api/resilience/cooldowns").await;
+    let a = list
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connection"] == "key-a"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(a["lastErrorKind"], "stream_stall", "{list}");
+    assert_eq!(a["status"], "active", "a stall must not cool the connection by default: {list}");
+}

@@ -14,13 +14,13 @@ use axum::body::Body;
 use axum::response::Response;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use switchyard_resilience::{AttemptOutcome, Decision, Target, TransportFailure};
+use switchyard_resilience::{Attempt, AttemptOutcome, Decision, Target, TransportFailure};
 use switchyard_types::resilience::ExcludedTargetView;
 use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::ClientBody;
 use super::headers::upstream_headers;
-use super::relay::{Relay, UpstreamStream};
+use super::relay::{Relay, RelayParts, Settle, UpstreamStream};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::request_log::AttemptLog;
 use crate::routing::{Candidate, CandidatePlan, UpstreamEndpoint};
@@ -69,11 +69,9 @@ enum Observed {
 
 /// What one attempt produced.
 enum AttemptResult {
-    /// Relay this response; `healthy` when it is a success for the engine.
-    Committed {
-        response: Response,
-        healthy: bool,
-    },
+    /// Relay this response (the relay settles the engine attempt when it ends).
+    Committed(Response),
+    /// Fail over; the caller records the outcome on the engine.
     Failed(Failure, Observed),
 }
 
@@ -110,14 +108,12 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
         // Re-checked at dispatch: state may have changed since the filter, and a
         // half-open breaker hands out its single probe here.
         let Ok(permit) = engine.begin(*target) else { continue };
-        match attempt(state, &req, candidate).await {
-            AttemptResult::Committed { response, healthy } => {
-                if healthy {
-                    engine.record_success(permit);
-                }
-                return response;
-            }
+        let mut permit = Some(permit);
+        match attempt(state, &req, candidate, &mut permit).await {
+            // The relay settles the attempt on the engine when the body ends.
+            AttemptResult::Committed(response) => return response,
             AttemptResult::Failed(failure, observed) => {
+                let Some(permit) = permit.take() else { continue };
                 let recorded = match &observed {
                     Observed::Http { status, headers, body } => engine
                         .record_failure(permit, &AttemptOutcome::Http { status: *status, headers, body }),
@@ -184,7 +180,14 @@ fn excluded_error(
         .with_diagnostics(diagnostics)
 }
 
-async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Candidate) -> AttemptResult {
+/// One attempt. On commit the engine permit moves into the relay; on failure it stays
+/// in `permit` for the caller to record.
+async fn attempt(
+    state: &GatewayState,
+    req: &ForwardRequest<'_>,
+    candidate: &Candidate,
+    permit: &mut Option<Attempt>,
+) -> AttemptResult {
     let conn = &candidate.connection;
     let mut log = AttemptLog::start(
         &state.log,
@@ -324,19 +327,30 @@ async fn attempt(state: &GatewayState, req: &ForwardRequest<'_>, candidate: &Can
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let relay = Relay::new(stream, first, sse, req.format, log, status, expected);
+    let Some(permit) = permit.take() else {
+        let e = GatewayError::internal("attempt permit missing");
+        return AttemptResult::Committed(e.render(ErrorFormat::Client(req.format)));
+    };
+    let stall_ms = state.resilience.settings().stream_recovery.stall_budget_ms;
+    let parts = RelayParts {
+        first,
+        sse,
+        format: req.format,
+        log,
+        settle: Settle::new(state.resilience.engine.clone(), permit, status < 400),
+        status,
+        expected,
+        stall_budget: Duration::from_millis(u64::from(stall_ms)),
+    };
+    let relay = Relay::new(stream, parts);
     let mut builder =
         Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
     if let Some(h) = builder.headers_mut() {
         *h = client_headers;
     }
-    let healthy = status < 400;
     match builder.body(Body::from_stream(relay)) {
-        Ok(response) => AttemptResult::Committed { response, healthy },
-        Err(e) => AttemptResult::Committed {
-            response: GatewayError::internal(e).render(ErrorFormat::Client(req.format)),
-            healthy: false,
-        },
+        Ok(response) => AttemptResult::Committed(response),
+        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(req.format))),
     }
 }
 
@@ -369,7 +383,8 @@ fn relay_headers(upstream: &HeaderMap, sse: bool) -> HeaderMap {
     ];
     let mut out = HeaderMap::with_capacity(upstream.len() + 2);
     for (name, value) in upstream {
-        if !DROP.contains(&name.as_str()) && !(sse && name == header::CONTENT_LENGTH) {
+        let dropped = DROP.contains(&name.as_str()) || (sse && name == header::CONTENT_LENGTH);
+        if !dropped {
             out.append(name.clone(), value.clone());
         }
     }

@@ -8,14 +8,25 @@
 //! and an upstream failure aborts them, so the client sees a broken response, never
 //! a silently truncated one. Dropping the relay (client gone) drops the upstream
 //! response, which closes the upstream connection.
+//!
+//! The stall watchdog (SPEC 4.7): an SSE stream that releases no progress (anything
+//! but heartbeats such as `ping` events and comments) within the stall budget is
+//! ended with an error event and recorded on the engine as a stall (which records
+//! the error on the connection and cools it only if `streamStallCooldown.enabled`).
+//! The engine attempt is settled when the stream ends, not when it starts.
 
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use memchr::memmem;
+use switchyard_resilience::{Attempt, AttemptOutcome, Engine};
 use switchyard_types::ClientFormat;
+use tokio::time::Sleep;
 
 use crate::errors::stream_error_frame;
 use crate::request_log::AttemptLog;
@@ -66,6 +77,45 @@ impl SseFraming {
     }
 }
 
+/// Whether released SSE bytes carry progress: anything but heartbeats (Anthropic
+/// `ping` events, SSE comment lines). Reasoning frames count as progress.
+fn is_progress(bytes: &[u8]) -> bool {
+    bytes.split(|b| *b == b'\n').any(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        (line.starts_with(b"data:") && memmem::find(line, b"\"type\":\"ping\"").is_none())
+            || (line.starts_with(b"event:") && !line.ends_with(b"ping"))
+    })
+}
+
+/// The engine attempt a relay settles when its stream ends.
+pub struct Settle {
+    engine: Arc<Engine>,
+    attempt: Option<Attempt>,
+    /// Whether a clean end counts as a success (2xx/3xx).
+    healthy: bool,
+}
+
+impl Settle {
+    /// Settles `attempt` on `engine` when the stream ends.
+    pub fn new(engine: Arc<Engine>, attempt: Attempt, healthy: bool) -> Settle {
+        Settle { engine, attempt: Some(attempt), healthy }
+    }
+
+    fn success(&mut self) {
+        if let Some(a) = self.attempt.take()
+            && self.healthy
+        {
+            self.engine.record_success(a);
+        }
+    }
+
+    fn stall(&mut self) {
+        if let Some(a) = self.attempt.take() {
+            self.engine.record_failure(a, &AttemptOutcome::StreamStall);
+        }
+    }
+}
+
 /// The client-facing body of a committed attempt.
 pub struct Relay {
     upstream: UpstreamStream,
@@ -73,35 +123,53 @@ pub struct Relay {
     framing: Option<SseFraming>,
     format: ClientFormat,
     log: AttemptLog,
+    settle: Settle,
     status: u16,
     bytes: u64,
     /// The declared length of a plain body: once relayed, the attempt is complete
     /// (hyper stops polling a body at its declared length).
     expected: Option<u64>,
+    /// The stall budget of an SSE stream and its running timer.
+    stall: Option<(Duration, Pin<Box<Sleep>>)>,
     finished: bool,
 }
 
+/// What a relay is made of, besides the upstream stream.
+pub struct RelayParts {
+    /// The already-received first chunk.
+    pub first: Option<Bytes>,
+    /// Whether the body is SSE.
+    pub sse: bool,
+    /// The client's format (for the error event).
+    pub format: ClientFormat,
+    /// The attempt's log row.
+    pub log: AttemptLog,
+    /// The engine attempt to settle.
+    pub settle: Settle,
+    /// Upstream status.
+    pub status: u16,
+    /// Declared length of a plain body.
+    pub expected: Option<u64>,
+    /// No-progress budget for SSE streams.
+    pub stall_budget: Duration,
+}
+
 impl Relay {
-    /// Relays `upstream`, starting with the already-received `first` chunk.
-    pub fn new(
-        upstream: UpstreamStream,
-        first: Option<Bytes>,
-        sse: bool,
-        format: ClientFormat,
-        log: AttemptLog,
-        status: u16,
-        expected: Option<u64>,
-    ) -> Relay {
-        let bytes = first.as_ref().map_or(0, |b| b.len() as u64);
+    /// Relays `upstream`, starting with the already-received first chunk.
+    pub fn new(upstream: UpstreamStream, parts: RelayParts) -> Relay {
+        let bytes = parts.first.as_ref().map_or(0, |b| b.len() as u64);
+        let stall = parts.sse.then(|| (parts.stall_budget, Box::pin(tokio::time::sleep(parts.stall_budget))));
         Relay {
-            expected: if sse { None } else { expected },
+            expected: if parts.sse { None } else { parts.expected },
             upstream,
-            first,
-            framing: sse.then(SseFraming::default),
-            format,
-            log,
-            status,
+            first: parts.first,
+            framing: parts.sse.then(SseFraming::default),
+            format: parts.format,
+            log: parts.log,
+            settle: parts.settle,
+            status: parts.status,
             bytes,
+            stall,
             finished: false,
         }
     }
@@ -111,11 +179,27 @@ impl Relay {
             Some(framing) => framing.push(chunk),
             None => chunk,
         };
+        if let Some((budget, timer)) = self.stall.as_mut()
+            && is_progress(&out)
+        {
+            timer.as_mut().reset(tokio::time::Instant::now() + *budget);
+        }
         if self.expected.is_some_and(|n| self.bytes >= n) && !self.finished {
             self.finished = true;
             self.log.finish(Some(self.status), self.bytes, None);
+            self.settle.success();
         }
         out
+    }
+
+    /// Ends the stream with an error event (SSE) or a body error (plain).
+    fn fail(&mut self, kind: &str, message: &str) -> Option<Result<Bytes, std::io::Error>> {
+        self.finished = true;
+        self.log.finish(Some(self.status), self.bytes, Some(kind.to_owned()));
+        Some(match self.framing {
+            Some(_) => Ok(stream_error_frame(self.format, message)),
+            None => Err(std::io::Error::other(message.to_owned())),
+        })
     }
 }
 
@@ -135,7 +219,18 @@ impl Stream for Relay {
         }
         loop {
             match this.upstream.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    let stalled = this.stall.as_mut().is_some_and(|(_, t)| t.as_mut().poll(cx).is_ready());
+                    if !stalled {
+                        return Poll::Pending;
+                    }
+                    tracing::warn!(event = "stream.stalled", status = this.status);
+                    this.settle.stall();
+                    return Poll::Ready(this.fail(
+                        "stream_stall",
+                        "the upstream stopped producing output within the stall budget; retry the request",
+                    ));
+                }
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.bytes += chunk.len() as u64;
                     let out = this.frame(chunk);
@@ -144,20 +239,16 @@ impl Stream for Relay {
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
-                    this.finished = true;
                     tracing::warn!(event = "stream.interrupted", error = %e);
-                    this.log.finish(Some(this.status), this.bytes, Some("stream_interrupted".into()));
-                    return Poll::Ready(Some(match this.framing {
-                        Some(_) => Ok(stream_error_frame(
-                            this.format,
-                            "the upstream stream was interrupted before it completed; retry the request",
-                        )),
-                        None => Err(std::io::Error::other("upstream body interrupted")),
-                    }));
+                    return Poll::Ready(this.fail(
+                        "stream_interrupted",
+                        "the upstream stream was interrupted before it completed; retry the request",
+                    ));
                 }
                 Poll::Ready(None) => {
                     this.finished = true;
                     this.log.finish(Some(this.status), this.bytes, None);
+                    this.settle.success();
                     let tail = this.framing.as_mut().map(SseFraming::take_tail).unwrap_or_default();
                     return Poll::Ready((!tail.is_empty()).then_some(Ok(tail)));
                 }
@@ -202,5 +293,24 @@ mod tests {
     #[test]
     fn boundary_split_across_chunks() {
         assert_eq!(push_all(&["data: a\n", "\n"]), ["", "data: a\n\n"]);
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::is_progress;
+
+    #[test]
+    fn heartbeats_are_not_progress() {
+        assert!(!is_progress(b"event: ping\ndata: {\"type\":\"ping\"}\n\n"));
+        assert!(!is_progress(b": keep-alive\n\n"));
+        assert!(!is_progress(b""));
+    }
+
+    #[test]
+    fn model_output_and_reasoning_are_progress() {
+        assert!(is_progress(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n"));
+        assert!(is_progress(b"data: {\"choices\":[]}\n\n"));
+        assert!(is_progress(b"event: ping\ndata: {\"type\":\"ping\"}\n\nevent: message_stop\ndata: {}\n\n"));
     }
 }
