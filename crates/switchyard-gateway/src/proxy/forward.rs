@@ -15,10 +15,12 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchyard_resilience::{Attempt, AttemptOutcome, Decision, Target, TransportFailure};
-use switchyard_types::resilience::ExcludedTargetView;
 use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::ClientBody;
+use super::failure::{
+    Failure, all_failed, error_chain, error_detail, excluded_error, read_error_body, retry_after_secs,
+};
 use super::headers::upstream_headers;
 use super::relay::{Relay, RelayParts, Settle, UpstreamStream};
 use crate::errors::{ErrorFormat, GatewayError};
@@ -26,9 +28,6 @@ use crate::request_log::AttemptLog;
 use crate::routing::{Candidate, CandidatePlan, UpstreamEndpoint};
 use crate::state::GatewayState;
 use crate::store::AttemptLogRow;
-
-/// Largest part of a failed attempt's body read for the error summary.
-const ERROR_BODY_LIMIT: usize = 16 * 1024;
 
 /// A client request ready to forward.
 pub struct ForwardRequest<'a> {
@@ -50,15 +49,6 @@ pub struct ForwardRequest<'a> {
     pub api_key_id: Option<String>,
     /// Id shared by the attempts.
     pub request_id: String,
-}
-
-/// One failed attempt, for the final error.
-struct Failure {
-    connection: String,
-    model: String,
-    outcome: String,
-    status: Option<u16>,
-    retry_after_secs: Option<u64>,
 }
 
 /// What the upstream did, for the resilience engine's classifier.
@@ -143,41 +133,6 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
             .render(format);
     }
     all_failed(&req, &failures).render(format)
-}
-
-/// `503 all_targets_cooling_down` / `404 no_executable_targets` with diagnostics.
-fn excluded_error(
-    req: &ForwardRequest<'_>,
-    code: ErrorCode,
-    excluded: &[ExcludedTargetView],
-    retry_after_secs: Option<u32>,
-) -> GatewayError {
-    let reasons = excluded
-        .iter()
-        .map(|e| {
-            let left = e.seconds_left.map_or_else(|| "until reset".to_owned(), |s| format!("{s} s"));
-            let reason = serde_json::to_value(e.reason).ok().and_then(|v| v.as_str().map(str::to_owned));
-            format!("{}/{} on {}: {} ({left})", e.provider, e.model, e.connection, reason.unwrap_or_default())
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    let message = match code {
-        ErrorCode::AllTargetsCoolingDown => format!(
-            "every target of model '{}' is cooling down; retry after {} s: {reasons}",
-            req.body.model(),
-            retry_after_secs.unwrap_or(1)
-        ),
-        _ => format!("no target of model '{}' can run now: {reasons}", req.body.model()),
-    };
-    let diagnostics = serde_json::json!({
-        "poolSize": req.plan.candidates.len(),
-        "attempted": 0,
-        "excluded": excluded,
-        "terminalReason": code.as_str(),
-    });
-    GatewayError::new(code, message)
-        .with_retry_after(retry_after_secs.map(u64::from))
-        .with_diagnostics(diagnostics)
 }
 
 /// One attempt. On commit the engine permit moves into the relay; on failure it stays
@@ -395,71 +350,4 @@ fn insert_header(headers: &mut HeaderMap, name: &'static str, value: &str) {
     if let Ok(v) = HeaderValue::try_from(value) {
         headers.insert(name, v);
     }
-}
-
-/// `Retry-After` in seconds, when given as a number (dates are handled by the
-/// resilience engine's hint parser).
-fn retry_after_secs(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()
-}
-
-/// A failed attempt's body (its first part), as text for the classifier.
-async fn read_error_body(response: reqwest::Response, budget: Duration) -> String {
-    let mut stream = response.bytes_stream();
-    let mut buf: Vec<u8> = Vec::new();
-    let read = async {
-        while let Some(Ok(chunk)) = stream.next().await {
-            buf.extend_from_slice(&chunk);
-            if buf.len() >= ERROR_BODY_LIMIT {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(budget, read).await;
-    buf.truncate(ERROR_BODY_LIMIT);
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
-/// The upstream's own error message, if its body says one, shortened.
-fn error_detail(body: &str) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_str(body).ok()?;
-    let message = value
-        .pointer("/error/message")
-        .or_else(|| value.pointer("/message"))
-        .or_else(|| value.pointer("/error"))
-        .and_then(|m| m.as_str())?;
-    let mut short: String = message.chars().take(200).collect();
-    if short.len() < message.len() {
-        short.push('…');
-    }
-    Some(short)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-fn all_failed(req: &ForwardRequest<'_>, failures: &[Failure]) -> GatewayError {
-    let summary = failures
-        .iter()
-        .map(|f| format!("{} ({}): {}", f.connection, f.model, f.outcome))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let all_rate_limited = !failures.is_empty() && failures.iter().all(|f| f.status == Some(429));
-    let code =
-        if all_rate_limited { ErrorCode::AllAttemptsRateLimited } else { ErrorCode::AllAttemptsFailed };
-    let retry =
-        if all_rate_limited { failures.iter().filter_map(|f| f.retry_after_secs).min() } else { None };
-    GatewayError::new(
-        code,
-        format!("all {} attempt(s) for model '{}' failed: {summary}", failures.len(), req.body.model()),
-    )
-    .with_retry_after(retry)
 }

@@ -3,6 +3,7 @@
 //! the chosen response chunk by chunk.
 
 mod body;
+mod failure;
 mod forward;
 mod headers;
 mod relay;
