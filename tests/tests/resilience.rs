@@ -351,3 +351,41 @@ async fn a_stalled_stream_ends_with_an_error_event_and_records_without_cooling()
     assert_eq!(a["lastErrorKind"], "stream_stall", "{list}");
     assert_eq!(a["status"], "active", "a stall must not cool the connection by default: {list}");
 }
+
+#[tokio::test]
+async fn a_quota_400_is_restated_as_429_and_fails_over() {
+    let quota = json!({"error": {"message": "用户额度不足，请稍后再试", "type": "invalid_request_error"}});
+    let a = FakeUpstream::start(Reply::json(400, quota.clone())).await;
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+    let gw = TestGateway::start_with(&two_keys(&a, &b), |cfg| cfg.clock = clock()).await;
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(body_json(response).await["content"][0]["text"], "from b");
+    let list = gw.mgmt_json("/api/resilience/cooldowns").await;
+    let a_state = list
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connection"] == "key-a"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(a_state["status"], "unavailable", "{list}");
+
+    // With every key answering the same, the client hears a 429 with the 60 s hint.
+    b.set_default(Reply::json(400, quota));
+    gw.mgmt(Method::POST, "/api/resilience/cooldowns")
+        .json(&json!({"all": true}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["retry-after"], "60");
+
+    // "No access to model" is not a quota problem: relayed as the upstream said it.
+    let refusal = json!({"error": {"message": "无权访问模型 额度不足"}});
+    let c = FakeUpstream::start(Reply::json(400, refusal.clone())).await;
+    let gw2 = TestGateway::start(&two_keys(&c, &c)).await;
+    let response = gw2.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(body_json(response).await, refusal);
+    assert_eq!(c.calls(), 1);
+}

@@ -14,6 +14,28 @@ use crate::errors::GatewayError;
 
 /// Largest part of a failed attempt's body read for the error summary.
 const ERROR_BODY_LIMIT: usize = 16 * 1024;
+/// How much of a 400 body is read to check it against the restatement registry.
+pub(super) const RESTATE_PEEK_LIMIT: usize = 64 * 1024;
+
+/// Reads from `stream` until `limit` bytes, its end, or `budget`; the rest stays in
+/// the stream for the caller to relay.
+pub(super) async fn read_prefix(
+    stream: &mut super::relay::UpstreamStream,
+    limit: usize,
+    budget: Duration,
+) -> bytes::Bytes {
+    let mut buf = bytes::BytesMut::new();
+    let read = async {
+        while buf.len() < limit {
+            match stream.next().await {
+                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(budget, read).await;
+    buf.freeze()
+}
 
 /// One failed attempt, for the final error.
 pub(super) struct Failure {

@@ -12,14 +12,17 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::response::Response;
+use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use switchyard_resilience::classify::restate::{BUILTIN_RULES, restate};
 use switchyard_resilience::{Attempt, AttemptOutcome, Decision, Target, TransportFailure};
 use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::ClientBody;
 use super::failure::{
-    Failure, all_failed, error_chain, error_detail, excluded_error, read_error_body, retry_after_secs,
+    Failure, RESTATE_PEEK_LIMIT, all_failed, error_chain, error_detail, excluded_error, read_error_body,
+    read_prefix, retry_after_secs,
 };
 use super::headers::upstream_headers;
 use super::relay::{Relay, RelayParts, Settle, UpstreamStream};
@@ -116,6 +119,13 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
                     outcome = %failure.outcome,
                     reason = ?recorded.verdict.reason,
                 );
+                let mut failure = failure;
+                if recorded.verdict.restated.is_some() {
+                    // The client hears the restated status (e.g. 429), not the upstream's.
+                    failure.status = recorded.verdict.status;
+                    let hint = recorded.verdict.restated.map(|r| u64::from(r.default_retry_after_ms / 1000));
+                    failure.retry_after_secs = failure.retry_after_secs.or(hint);
+                }
                 failures.push(failure);
             }
         }
@@ -225,6 +235,23 @@ async fn attempt(
 
     let status = response.status().as_u16();
     log.set_status(status);
+    // A 400 may be a misreported quota exhaustion (SPEC 4.8): read it (bounded) and
+    // let the restatement registry decide; when it stands, relay what was read.
+    let response = if status == 400 {
+        let headers = response.headers().clone();
+        let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
+        let prefix = read_prefix(&mut stream, RESTATE_PEEK_LIMIT, state.options.error_body_timeout).await;
+        let text = String::from_utf8_lossy(&prefix).into_owned();
+        if restate(BUILTIN_RULES, &conn.provider, status, &text.to_ascii_lowercase()).is_some() {
+            let detail = error_detail(&text).unwrap_or_default();
+            let outcome = format!("HTTP {status} (restated as 429): {detail}");
+            let observed = Observed::Http { status, headers, body: text };
+            return fail(&mut log, observed, "http_429", outcome, Some(60));
+        }
+        return relay_request_error(req, conn, log, permit, status, &headers, prefix, stream);
+    } else {
+        response
+    };
     if fails_over(status) {
         let retry = retry_after_secs(response.headers());
         let headers = response.headers().clone();
@@ -304,6 +331,38 @@ async fn attempt(
         *h = client_headers;
     }
     match builder.body(Body::from_stream(relay)) {
+        Ok(response) => AttemptResult::Committed(response),
+        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(req.format))),
+    }
+}
+
+/// Relays a request-shaped error (its already-read prefix, then the rest) as-is.
+#[expect(clippy::too_many_arguments, reason = "one call site; the parts of one attempt")]
+fn relay_request_error(
+    req: &ForwardRequest<'_>,
+    conn: &crate::routing::Connection,
+    mut log: AttemptLog,
+    permit: &mut Option<Attempt>,
+    status: u16,
+    headers: &HeaderMap,
+    prefix: Bytes,
+    rest: UpstreamStream,
+) -> AttemptResult {
+    // A request-shaped error says nothing about the connection: release the permit.
+    drop(permit.take());
+    log.finish(Some(status), prefix.len() as u64, None);
+    let mut client_headers = relay_headers(headers, false);
+    insert_header(&mut client_headers, "x-switchyard-request-id", &req.request_id);
+    insert_header(&mut client_headers, "x-switchyard-connection", &conn.id);
+    let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
+        .chain(rest)
+        .map(|r| r.map_err(std::io::Error::other));
+    let mut builder =
+        Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST));
+    if let Some(h) = builder.headers_mut() {
+        *h = client_headers;
+    }
+    match builder.body(Body::from_stream(body)) {
         Ok(response) => AttemptResult::Committed(response),
         Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(req.format))),
     }
