@@ -323,7 +323,7 @@ async fn a_stalled_stream_ends_with_an_error_event_and_records_without_cooling()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(patched.status(), 200);
 
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let response =
         gw.post("/v1/messages", &json!({"model": "claude-x", "stream": true, "messages": []})).await;
     assert_eq!(response.status(), 200);

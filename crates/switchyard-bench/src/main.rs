@@ -8,6 +8,8 @@
 //! `docs/benchmarks.md`. See `run` for the plan and each phase's module for what it
 //! measures and why.
 
+#![expect(clippy::disallowed_methods, reason = "a benchmark measures real elapsed time and waits for real")]
+
 mod client;
 mod closed_loop;
 mod gateway;
