@@ -11,6 +11,7 @@ pub mod config;
 pub mod errors;
 mod http;
 pub mod management;
+pub mod oauth;
 pub mod proxy;
 pub mod request_log;
 pub mod resilience;

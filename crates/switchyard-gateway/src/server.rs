@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, SystemClock};
 use crate::config::ConfigFile;
 use crate::management::ManagementService;
+use crate::oauth::TokenRefresher;
 use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
 use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
@@ -168,6 +169,7 @@ impl Gateway {
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
             extra_hosts.push(addr.ip().to_string());
         }
+        let refresher = TokenRefresher::new(http.clone(), config.clock.clone());
         let state = Arc::new(GatewayState {
             routing,
             http,
@@ -175,6 +177,7 @@ impl Gateway {
             log,
             options: config.proxy.clone(),
             resilience,
+            refresher,
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::clock::Clock;
 use crate::management::ManagementService;
+use crate::oauth::TokenRefresher;
 use crate::request_log::RequestLogSink;
 use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
@@ -53,6 +54,8 @@ pub struct GatewayState {
     pub resilience: Arc<Resilience>,
     /// Management operations.
     pub management: ManagementService,
+    /// OAuth token refresh (single-flight per connection).
+    pub refresher: TokenRefresher,
     /// The management token (redacted in `Debug`, never logged).
     pub management_token: SecretString,
     /// The bound address.

@@ -265,6 +265,28 @@ impl ManagementService {
     }
 }
 
+impl ManagementService {
+    /// Stores refreshed OAuth tokens (the refresh token only when the endpoint
+    /// rotated it) and republishes the routing snapshot.
+    pub async fn store_oauth_tokens(
+        &self,
+        id: &str,
+        access_token: String,
+        refresh_token: Option<String>,
+        expires_at: Option<switchyard_types::UnixMillis>,
+    ) -> MgmtResult<()> {
+        let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+        r.access_token = Some(access_token);
+        if let Some(t) = refresh_token {
+            r.refresh_token = Some(t);
+        }
+        r.token_expires_at = expires_at.or(r.token_expires_at);
+        r.updated_at = self.clock.now_wall();
+        self.store.put_connection(&r).await?;
+        self.reload().await
+    }
+}
+
 /// Merges a patch object into provider-specific options; `null` removes a key.
 fn merge_provider_specific(target: &mut Value, patch: Value, issues: &mut Issues) {
     let Value::Object(patch) = patch else {

@@ -147,11 +147,18 @@ pub fn check_provider_specific(issues: &mut Issues, value: &Value) {
     for (key, v) in map {
         let ok = match key.as_str() {
             "lowPriorityMode" | "autoLimitReset" => v.is_boolean(),
-            "organizationUUID" => v.is_string() || v.is_null(),
+            "organizationUUID" | "oauthClientId" => v.is_string() || v.is_null(),
+            "oauthTokenUrl" => v.as_str().is_some_and(|u| {
+                reqwest::Url::parse(u).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+            }),
             _ => true,
         };
         if !ok {
-            let expected = if key == "organizationUUID" { "a string" } else { "true or false" };
+            let expected = match key.as_str() {
+                "organizationUUID" | "oauthClientId" => "a string",
+                "oauthTokenUrl" => "an absolute http:// or https:// URL",
+                _ => "true or false",
+            };
             issues.add(format!("/providerSpecific/{key}"), format!("must be {expected}"));
         }
     }

@@ -27,6 +27,7 @@ use super::failure::{
 use super::headers::upstream_headers;
 use super::relay::{Relay, RelayParts, Settle, UpstreamStream};
 use crate::errors::{ErrorFormat, GatewayError};
+use crate::oauth::{RefreshError, needs_refresh};
 use crate::request_log::AttemptLog;
 use crate::routing::{Candidate, CandidatePlan, UpstreamEndpoint};
 use crate::state::GatewayState;
@@ -188,17 +189,44 @@ async fn attempt(
     let transport = Observed::Transport;
 
     let deadline = tokio::time::Instant::now() + state.options.start_timeout;
-    let Some(url) = conn.url(req.endpoint, req.query) else {
-        let outcome = format!("base URL '{}' is not a valid URL", conn.base_url);
-        return fail(&mut log, transport(TransportFailure::Connect), "config", outcome, None);
+    // OAuth: refresh a token about to expire before using it, and once after a 401.
+    let mut sender = conn.clone();
+    if needs_refresh(&sender, state.clock.now_wall()) {
+        match state.refresher.refresh(&sender, &state.routing, &state.management).await {
+            Ok(fresh) => sender = fresh,
+            Err(e) => return fail(&mut log, refresh_failed(&e), "oauth_refresh", e.0, None),
+        }
+    }
+    let mut refreshed_after_401 = false;
+    let response = loop {
+        let Some(url) = sender.url(req.endpoint, req.query) else {
+            let outcome = format!("base URL '{}' is not a valid URL", conn.base_url);
+            return fail(&mut log, transport(TransportFailure::Connect), "config", outcome, None);
+        };
+        let send = state
+            .http
+            .post(url)
+            .headers(upstream_headers(req.headers, &sender))
+            .body(req.body.with_model(&candidate.model))
+            .send();
+        let sent = tokio::time::timeout_at(deadline, send).await;
+        if let Ok(Ok(r)) = &sent
+            && r.status() == StatusCode::UNAUTHORIZED
+            && sender.oauth.is_some()
+            && !refreshed_after_401
+        {
+            refreshed_after_401 = true;
+            match state.refresher.refresh(&sender, &state.routing, &state.management).await {
+                Ok(fresh) => {
+                    sender = fresh;
+                    continue;
+                }
+                Err(e) => return fail(&mut log, refresh_failed(&e), "oauth_refresh", e.0, None),
+            }
+        }
+        break sent;
     };
-    let send = state
-        .http
-        .post(url)
-        .headers(upstream_headers(req.headers, conn))
-        .body(req.body.with_model(&candidate.model))
-        .send();
-    let response = match tokio::time::timeout_at(deadline, send).await {
+    let response = match response {
         Err(_) => {
             let secs = state.options.start_timeout.as_secs();
             return fail(
@@ -334,6 +362,11 @@ async fn attempt(
         Ok(response) => AttemptResult::Committed(response),
         Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(req.format))),
     }
+}
+
+/// A failed token refresh, as the engine sees it: an auth failure of the connection.
+fn refresh_failed(e: &RefreshError) -> Observed {
+    Observed::Http { status: 401, headers: HeaderMap::new(), body: format!("token refresh failed: {}", e.0) }
 }
 
 /// Relays a request-shaped error (its already-read prefix, then the rest) as-is.

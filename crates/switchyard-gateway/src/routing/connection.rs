@@ -1,8 +1,9 @@
 //! A routable connection: its upstream address and pre-built auth header.
 
 use http::HeaderValue;
+use secrecy::SecretString;
 use serde_json::Value;
-use switchyard_types::{ApiFormat, AuthKind};
+use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
 use crate::store::ConnectionRecord;
 
@@ -71,6 +72,8 @@ pub struct Connection {
     pub auth: UpstreamAuth,
     /// Upstream URLs per endpoint, parsed once (`UpstreamEndpoint` order).
     urls: [Option<reqwest::Url>; 4],
+    /// OAuth refresh material (OAuth connections with a refresh token).
+    pub oauth: Option<OauthRefresh>,
     /// Provider-specific options.
     pub provider_specific: Value,
 }
@@ -82,6 +85,36 @@ impl std::fmt::Debug for Connection {
             .field("provider", &self.provider)
             .field("base_url", &self.base_url)
             .finish_non_exhaustive()
+    }
+}
+
+/// Default OAuth token endpoint of Claude accounts.
+pub const CLAUDE_TOKEN_URL: &str = "https://console.anthropic.com/v1/oauth/token";
+/// Claude Code's public OAuth client id (its tokens are refreshed with it).
+pub const CLAUDE_OAUTH_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
+
+/// What refreshing an OAuth connection's access token needs.
+#[derive(Clone)]
+pub struct OauthRefresh {
+    /// The refresh token (never logged: `Debug` is not derived).
+    pub refresh_token: SecretString,
+    /// When the access token expires, if known.
+    pub expires_at: Option<UnixMillis>,
+    /// Token endpoint (`provider_specific.oauthTokenUrl`, else Claude's).
+    pub token_url: String,
+    /// OAuth client id (`provider_specific.oauthClientId`, else Claude Code's).
+    pub client_id: String,
+}
+
+impl OauthRefresh {
+    fn from_record(record: &ConnectionRecord, token: String) -> OauthRefresh {
+        let option = |key: &str| record.provider_specific.get(key).and_then(Value::as_str).map(str::to_owned);
+        OauthRefresh {
+            refresh_token: SecretString::from(token),
+            expires_at: record.token_expires_at,
+            token_url: option("oauthTokenUrl").unwrap_or_else(|| CLAUDE_TOKEN_URL.to_owned()),
+            client_id: option("oauthClientId").unwrap_or_else(|| CLAUDE_OAUTH_CLIENT_ID.to_owned()),
+        }
     }
 }
 
@@ -133,7 +166,12 @@ impl Connection {
             parse(UpstreamEndpoint::ChatCompletions),
             parse(UpstreamEndpoint::Responses),
         ];
+        let oauth = (record.auth_kind == AuthKind::Oauth)
+            .then(|| record.refresh_token.clone())
+            .flatten()
+            .map(|token| OauthRefresh::from_record(record, token));
         Connection {
+            oauth,
             id: record.id.clone(),
             provider: record.provider.clone(),
             api_format: record.api_format,
