@@ -6,6 +6,7 @@
 //! guards), `management` (the one service behind REST and IPC), `config` (TOML
 //! import), `server` (start/shutdown).
 
+pub mod claude_import;
 pub mod clock;
 pub mod config;
 pub mod errors;

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use switchyard_gateway::claude_import;
 use switchyard_gateway::config::ConfigFile;
+use switchyard_gateway::management::ConnectionUpsert;
 use switchyard_gateway::server::{DEFAULT_LISTEN, MANAGEMENT_TOKEN_FILE};
 use switchyard_gateway::{Gateway, GatewayConfig, TokenSource};
 
@@ -23,6 +25,25 @@ struct Cli {
 enum Command {
     /// Run the gateway (headless) until interrupted.
     Serve(ServeArgs),
+    /// Add or update a Claude subscription connection from Claude Code's login
+    /// (`~/.claude/.credentials.json`). A running gateway sees it at its next start.
+    ImportClaude(ImportClaudeArgs),
+}
+
+#[derive(clap::Args)]
+struct ImportClaudeArgs {
+    /// Claude Code's credentials file [default: ~/.claude/.credentials.json].
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Data directory [default: the OS data dir].
+    #[arg(long, env = "SWITCHYARD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Connection id to create or update.
+    #[arg(long, default_value = "claude-code")]
+    id: String,
+    /// Routing priority (lower is tried first) [default: 0, or the existing value].
+    #[arg(long)]
+    priority: Option<i32>,
 }
 
 #[derive(clap::Args)]
@@ -129,6 +150,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn import_claude(args: ImportClaudeArgs) -> anyhow::Result<()> {
+    let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+    let file = args.file.unwrap_or_else(claude_import::default_credentials_path);
+    let outcome = claude_import::import_claude_credentials(&data_dir, &file, &args.id, args.priority).await?;
+    let change = match outcome.change {
+        ConnectionUpsert::Created => "created",
+        ConnectionUpsert::Updated => "updated",
+        ConnectionUpsert::Unchanged => "unchanged",
+    };
+    let plan = outcome.subscription.map(|s| format!(" ({s} plan)")).unwrap_or_default();
+    eprintln!("Claude account{plan} imported as connection '{}': {change}", outcome.id);
+    if let Some(at) = outcome.expires_at {
+        eprintln!("  access token expires at {} ms since the epoch; it is refreshed automatically", at.0);
+    }
+    eprintln!("  restart a running gateway to pick it up");
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -140,5 +179,6 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::ImportClaude(args) => import_claude(args).await,
     }
 }

@@ -108,3 +108,62 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
 }
+
+/// The body of a plain HTTP/1.1 GET with a bearer token.
+fn http_get_body(url: &str, token: &str) -> String {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let mut stream = std::net::TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default()
+}
+
+#[test]
+fn import_claude_reads_claude_codes_login_idempotently() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data");
+    let creds = dir.path().join(".credentials.json");
+    std::fs::write(
+        &creds,
+        r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-SECRET","refreshToken":"sk-ant-ort01-SECRET","expiresAt":1893456000000,"scopes":["user:inference"],"subscriptionType":"max"}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let import = || {
+        Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .args(["import-claude", "--file"])
+            .arg(&creds)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let first = import();
+    let said = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert!(first.status.success(), "{said}");
+    assert!(said.contains("'claude-code': created") && said.contains("max plan"), "{said}");
+    assert!(!said.contains("SECRET") && !String::from_utf8_lossy(&first.stdout).contains("SECRET"));
+    let second = import();
+    assert!(String::from_utf8_lossy(&second.stderr).contains("unchanged"));
+
+    let served = serve(&data, &["--management-token", "sym-cli-test-token-1"]);
+    let body =
+        http_get_body(&format!("{}/api/providers/claude-code", served.base_url), "sym-cli-test-token-1");
+    stop(served);
+    let view: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(view["authKind"], "oauth");
+    assert_eq!(view["provider"], "anthropic");
+    assert_eq!(view["hasRefreshToken"], true);
+    assert_eq!(view["tokenExpiresAt"], 1_893_456_000_000_i64);
+    assert!(!body.contains("SECRET"));
+
+    std::fs::write(&creds, "{}").unwrap_or_else(|e| panic!("{e}"));
+    let bad = import();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("claudeAiOauth"));
+}
