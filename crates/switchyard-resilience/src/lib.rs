@@ -10,7 +10,8 @@
 //! Map of the crate: [`clock`], [`outcome`] (what the gateway reports),
 //! [`classify`] (restatement → rules → hints → verdict), [`backoff`], [`breaker`]
 //! (+ the optional window gate), [`cooldown`], [`lockout`], [`candidates`] (eligible
-//! list + exclusion diagnostics), [`engine`] (façade).
+//! list + exclusion diagnostics), [`engine`] (façade), [`claude_wall`] (the Claude
+//! usage wall, SPEC 4.3: low-priority lane + session limit reset, its own façade).
 
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod candidates;
 pub mod classify;
+pub mod claude_wall;
 pub mod clock;
 pub mod cooldown;
 pub mod engine;
@@ -27,6 +29,7 @@ pub mod outcome;
 
 pub use candidates::{Decision, Exclusion, Selection};
 pub use classify::Verdict;
+pub use claude_wall::{ClaudeWall, WallDecision, WallOptions, WallSignals};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use engine::{Attempt, Engine, EngineEvent, EngineSnapshot, EventSink, QuotaFamilies, Recorded};
 pub use error::{ResilienceError, Result};

@@ -339,3 +339,109 @@ pub struct LockoutClearResult {
     /// Lockouts removed.
     pub cleared: u32,
 }
+
+/// A Claude slow-lane status, as announced by `anthropic-ratelimit-unified-slow-status`
+/// (SPEC 4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaudeSlowStatus {
+    /// Served on the slow lane.
+    Active,
+    /// Served at full speed; the lane is not needed right now.
+    NotNeeded,
+    /// Every slow slot is taken: wait and retry.
+    SlotBusy,
+    /// The weekly limit is reached: the lane cannot help.
+    WeeklyLimit,
+    /// The slow-lane budget is spent until its announced reset.
+    BudgetExhausted,
+    /// The account is not eligible for the lane.
+    Ineligible,
+    /// The lane is switched off upstream.
+    Off,
+    /// Any other non-empty value.
+    Unrecognized,
+}
+
+/// Why a Claude low-priority lane ended (SPEC 4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaudeLaneEnd {
+    /// The announced reset + 60 s grace passed, or the 5-hour window rolled over.
+    Reset,
+    /// `weekly_limit`.
+    Weekly,
+    /// `budget_exhausted` (remembered until the announced budget reset).
+    Budget,
+    /// `off`.
+    Off,
+    /// `ineligible`.
+    Ineligible,
+    /// A wall 429 inside the lane without a slow status.
+    Wall,
+    /// A request waited as long as it may (`slow-max-wait` or its own budget); a
+    /// 10-minute cool-off follows.
+    MaxWait,
+    /// `ineligible` with `overage-in-use: true`: extra usage took over.
+    ExtraUsage,
+    /// Ended by an operator.
+    Operator,
+}
+
+/// The outcome of a Claude session-limit reset attempt (SPEC 4.3): the claim's
+/// `result`, or what stopped the attempt before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaudeResetResult {
+    /// The limit was reset.
+    Reset,
+    /// The account was not limited (full speed anyway).
+    NotLimited,
+    /// A sibling request reset it less than a minute ago.
+    RecentReset,
+    /// Skipped: the memo says not before `nextResetAvailableAt`.
+    MemoSkip,
+    /// The usage call failed or had no `juniper_tide` block.
+    NoStatus,
+    /// No reset on offer right now.
+    NotOffered,
+    /// No organization UUID configured or discovered.
+    NoOrganization,
+    /// This week's reset was already used.
+    AlreadyUsed,
+    /// The upstream asks to wait.
+    Cooldown,
+    /// The account is not eligible.
+    Ineligible,
+    /// Unknown or malformed claim answer.
+    Unavailable,
+    /// The claim call was rate limited (429).
+    RateLimited,
+    /// The claim call was refused (401/403).
+    AuthError,
+    /// Any other failure of the claim call.
+    Error,
+}
+
+/// One Claude OAuth connection's usage-wall state, for the providers and health APIs.
+/// In memory only: a restart forgets it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeWallView {
+    /// While set, every request carries `anthropic-usage-limit: slow` until this
+    /// instant (announced reset + 60 s).
+    pub lane_active_until: Option<UnixMillis>,
+    /// The last slow status the upstream announced while the lane was active.
+    pub last_slow_status: Option<ClaudeSlowStatus>,
+    /// Why the lane last ended.
+    pub last_lane_end: Option<ClaudeLaneEnd>,
+    /// No new lane is accepted before this instant (10 minutes after a `max_wait`).
+    pub cool_off_until: Option<UnixMillis>,
+    /// No new lane is accepted before this instant (the announced budget reset, at
+    /// most 8 days).
+    pub budget_exhausted_until: Option<UnixMillis>,
+    /// The last limit-reset attempt's outcome.
+    pub last_reset_result: Option<ClaudeResetResult>,
+    /// No limit reset is tried before this instant.
+    pub next_reset_available_at: Option<UnixMillis>,
+}
