@@ -29,6 +29,7 @@ use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
 use crate::state::{GatewayState, ProxyOptions};
 use crate::store::Store;
+use switchyard_resilience::claude_wall::ClaudeWall;
 
 /// Default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7821";
@@ -178,6 +179,7 @@ impl Gateway {
             options: config.proxy.clone(),
             resilience,
             refresher,
+            claude_wall: Arc::new(ClaudeWall::new()),
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::SecretString;
+use switchyard_resilience::claude_wall::ClaudeWall;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -56,6 +57,8 @@ pub struct GatewayState {
     pub management: ManagementService,
     /// OAuth token refresh (single-flight per connection).
     pub refresher: TokenRefresher,
+    /// The Claude usage-wall state of every Claude OAuth connection (in memory).
+    pub claude_wall: Arc<ClaudeWall>,
     /// The management token (redacted in `Debug`, never logged).
     pub management_token: SecretString,
     /// The bound address.

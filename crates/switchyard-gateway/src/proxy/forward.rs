@@ -16,10 +16,12 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchyard_resilience::classify::restate::{BUILTIN_RULES, restate};
+use switchyard_resilience::claude_wall::WaitWindow;
 use switchyard_resilience::{Attempt, AttemptOutcome, Decision, Target, TransportFailure};
 use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::ClientBody;
+use super::claude_wall::{WallAction, WallHook};
 use super::failure::{
     Failure, RESTATE_PEEK_LIMIT, all_failed, error_chain, error_detail, excluded_error, read_error_body,
     read_prefix, retry_after_secs,
@@ -95,6 +97,8 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
         }
     }
     let mut failures: Vec<Failure> = Vec::new();
+    // The usage wall's wait budget spans all of this request's retries.
+    let mut wait = WaitWindow::default();
     for &index in &selection.eligible {
         let (Some(candidate), Some(target)) = (req.plan.candidates.get(index), targets.get(index)) else {
             continue;
@@ -103,7 +107,7 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
         // half-open breaker hands out its single probe here.
         let Ok(permit) = engine.begin(*target) else { continue };
         let mut permit = Some(permit);
-        match attempt(state, &req, candidate, &mut permit).await {
+        match attempt(state, &req, candidate, &mut permit, &mut wait).await {
             // The relay settles the attempt on the engine when the body ends.
             AttemptResult::Committed(response) => return response,
             AttemptResult::Failed(failure, observed) => {
@@ -153,6 +157,7 @@ async fn attempt(
     req: &ForwardRequest<'_>,
     candidate: &Candidate,
     permit: &mut Option<Attempt>,
+    wait: &mut WaitWindow,
 ) -> AttemptResult {
     let conn = &candidate.connection;
     let mut log = AttemptLog::start(
@@ -198,17 +203,16 @@ async fn attempt(
         }
     }
     let mut refreshed_after_401 = false;
+    let wall_hook = WallHook::for_connection(conn);
     let response = loop {
         let Some(url) = sender.url(req.endpoint, req.query) else {
             let outcome = format!("base URL '{}' is not a valid URL", conn.base_url);
             return fail(&mut log, transport(TransportFailure::Connect), "config", outcome, None);
         };
-        let send = state
-            .http
-            .post(url)
-            .headers(upstream_headers(req.headers, &sender))
-            .body(req.body.with_model(&candidate.model))
-            .send();
+        let mut headers = upstream_headers(req.headers, &sender);
+        let sent_slow =
+            wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
+        let send = state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
         let sent = tokio::time::timeout_at(deadline, send).await;
         if let Ok(Ok(r)) = &sent
             && r.status() == StatusCode::UNAUTHORIZED
@@ -224,7 +228,21 @@ async fn attempt(
                 Err(e) => return fail(&mut log, refresh_failed(&e), "oauth_refresh", e.0, None),
             }
         }
-        break sent;
+        // The Claude usage wall sees every final response of a Claude OAuth attempt.
+        let action = match (&wall_hook, &sent) {
+            (Some(hook), Ok(Ok(r))) => {
+                let status = r.status().as_u16();
+                hook.after_response(state, &sender, status, r.headers(), sent_slow, wait, deadline).await
+            }
+            _ => WallAction::Proceed,
+        };
+        match action {
+            WallAction::Proceed => break sent,
+            WallAction::Retry(delay) => {
+                drop(sent);
+                tokio::time::sleep(delay).await;
+            }
+        }
     };
     let response = match response {
         Err(_) => {

@@ -3,9 +3,10 @@
 //! the chosen response chunk by chunk.
 
 mod body;
+mod claude_wall;
 mod failure;
 mod forward;
-mod headers;
+pub(crate) mod headers;
 mod relay;
 
 pub use body::ClientBody;
