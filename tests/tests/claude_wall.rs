@@ -1,0 +1,155 @@
+//! The Claude usage wall end to end (issue 4, scenarios 1, 2 and 5): a scripted fake
+//! Anthropic upstream, a manual clock, and the exact headers the upstream received.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use switchyard_gateway::clock::ManualClock;
+use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_tests::{TestGateway, client_key_toml, json as body_json};
+use switchyard_types::UnixMillis;
+
+const NOW: i64 = 1_900_000_000_000;
+const RESET_S: i64 = NOW / 1000 + 3_600;
+
+fn config(a: &FakeUpstream, b: &FakeUpstream, options: &str) -> String {
+    format!(
+        r#"{keys}
+[[connections]]
+id = "claude-a"
+provider = "anthropic"
+auth = "oauth"
+access_token = "oat-a"
+base_url = "{a}"
+priority = 1
+[connections.provider_specific]
+{options}
+
+[[connections]]
+id = "claude-b"
+provider = "anthropic"
+api_key = "sk-b"
+base_url = "{b}"
+priority = 2
+"#,
+        keys = client_key_toml(),
+        a = a.url(),
+        b = b.url()
+    )
+}
+
+fn wall_429() -> Reply {
+    Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
+        .with_header("anthropic-ratelimit-unified-status", "rejected")
+        .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
+        .with_header("anthropic-ratelimit-unified-reset", &RESET_S.to_string())
+}
+
+fn ok() -> Reply {
+    Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "ok"))
+        .with_header("anthropic-ratelimit-unified-slow-status", "active")
+}
+
+fn request() -> Value {
+    json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": []})
+}
+
+async fn start(config: &str) -> (TestGateway, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let c = clock.clone();
+    (TestGateway::start_with(config, move |cfg| cfg.clock = c).await, clock)
+}
+
+fn slow_headers(up: &FakeUpstream) -> Vec<Option<String>> {
+    up.requests()
+        .iter()
+        .filter(|r| r.path == "/v1/messages")
+        .map(|r| r.header("anthropic-usage-limit").map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_wall_429_moves_the_connection_into_the_slow_lane_until_reset_plus_60s() {
+    let a = FakeUpstream::start(ok()).await;
+    a.push(wall_429());
+    let mut b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "b"))).await;
+    b.expect_calls(0);
+    let (gw, clock) = start(&config(&a, &b, "lowPriorityMode = true")).await;
+
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(body_json(response).await["content"][0]["text"], "ok");
+    // Nothing extra before the first wall 429; the retry on the same account is slow.
+    assert_eq!(slow_headers(&a), vec![None, Some("slow".to_owned())]);
+    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
+    let state = cooldowns
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(state["status"], "active", "the caught wall 429 must not cool the connection: {cooldowns}");
+
+    clock.advance_ms(30 * 60 * 1000);
+    assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+    assert_eq!(slow_headers(&a).last().cloned().flatten().as_deref(), Some("slow"));
+
+    // Past the announced reset + 60 s the lane is over.
+    clock.advance_ms(31 * 60 * 1000 + 1_000);
+    assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+    assert_eq!(slow_headers(&a).last().cloned().flatten(), None);
+}
+
+#[tokio::test]
+async fn a_429_without_unified_headers_takes_the_ordinary_cooldown_path() {
+    let a =
+        FakeUpstream::start(Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down"))).await;
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "b"))).await;
+    let (gw, _clock) = start(&config(&a, &b, "lowPriorityMode = true")).await;
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(body_json(response).await["content"][0]["text"], "b");
+    assert_eq!(slow_headers(&a), vec![None]);
+    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
+    let state = cooldowns
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(state["status"], "unavailable", "{cooldowns}");
+}
+
+#[tokio::test]
+async fn with_auto_limit_reset_the_reset_runs_first_and_the_retry_is_full_speed() {
+    let a = FakeUpstream::start(ok()).await;
+    a.push(wall_429());
+    a.push(Reply::json(
+        200,
+        json!({"juniper_tide": {"eligible": true, "arm": "reset", "available": true, "resets_per_week": 1}}),
+    ));
+    a.push(Reply::json(200, json!({"result": "reset"})));
+    let mut b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "b"))).await;
+    b.expect_calls(0);
+    let options = "lowPriorityMode = true\nautoLimitReset = true\norganizationUUID = \"org-1\"";
+    let (gw, _clock) = start(&config(&a, &b, options)).await;
+
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    let seen: Vec<(String, String)> =
+        a.requests().iter().map(|r| (r.method.clone(), r.path.clone())).collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("POST".to_owned(), "/v1/messages".to_owned()),
+            ("GET".to_owned(), "/api/oauth/usage".to_owned()),
+            ("POST".to_owned(), "/api/organizations/org-1/reset_rate_limits".to_owned()),
+            ("POST".to_owned(), "/v1/messages".to_owned()),
+        ]
+    );
+    let requests = a.requests();
+    assert_eq!(requests[1].query.as_deref(), Some("at_wall=1&skip_spend=1"));
+    assert_eq!(requests[1].header("authorization"), Some("Bearer oat-a"));
+    assert_eq!(requests[1].header("anthropic-beta"), Some("oauth-2025-04-20"));
+    assert_eq!(requests[2].json(), json!({"program": "juniper_tide"}));
+    // Reset granted: the retry goes at full speed, without the slow header.
+    assert_eq!(slow_headers(&a), vec![None, None]);
+}
