@@ -71,23 +71,24 @@ impl WallHook {
         slow
     }
 
-    /// Decides after a response (status and headers) of this connection.
+    /// Decides after a response of this connection (its status and headers; the body
+    /// is left unread for the caller).
     pub async fn after_response(
         &self,
         state: &GatewayState,
         conn: &Connection,
-        status: u16,
-        headers: &HeaderMap,
+        response: &reqwest::Response,
         sent_slow: bool,
         wait: &mut WaitWindow,
         deadline: tokio::time::Instant,
     ) -> WallAction {
+        let status = response.status().as_u16();
         let wall = &state.claude_wall;
         let now = state.clock.now_wall();
         let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
         let obs = Observation {
             status,
-            signals: WallSignals::parse(headers, now),
+            signals: WallSignals::parse(response.headers(), now),
             sent_slow,
             remaining_budget_ms: Some(u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX)),
         };

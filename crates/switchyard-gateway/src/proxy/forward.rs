@@ -231,8 +231,7 @@ async fn attempt(
         // The Claude usage wall sees every final response of a Claude OAuth attempt.
         let action = match (&wall_hook, &sent) {
             (Some(hook), Ok(Ok(r))) => {
-                let status = r.status().as_u16();
-                hook.after_response(state, &sender, status, r.headers(), sent_slow, wait, deadline).await
+                hook.after_response(state, &sender, r, sent_slow, wait, deadline).await
             }
             _ => WallAction::Proceed,
         };
