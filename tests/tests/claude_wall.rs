@@ -88,6 +88,12 @@ async fn the_wall_429_moves_the_connection_into_the_slow_lane_until_reset_plus_6
         .cloned()
         .unwrap_or_default();
     assert_eq!(state["status"], "active", "the caught wall 429 must not cool the connection: {cooldowns}");
+    // The lane is visible in the providers and health APIs.
+    let provider = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!(provider["claudeWall"]["laneActiveUntil"], RESET_S * 1000 + 60_000, "{provider}");
+    assert_eq!(gw.mgmt_json("/api/providers/claude-b").await["claudeWall"], Value::Null);
+    let health = gw.mgmt_json("/api/monitoring/health").await;
+    assert_eq!(health["claudeAccounts"][0]["connection"], "claude-a", "{health}");
 
     clock.advance_ms(30 * 60 * 1000);
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);

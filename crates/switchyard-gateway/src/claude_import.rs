@@ -77,6 +77,7 @@ pub async fn import_claude_credentials(
             .await
             .map_err(|e| anyhow::anyhow!(e.message))?;
     let routing = Arc::new(ArcSwap::from_pointee(RoutingTable::default()));
+    let wall = Arc::new(switchyard_resilience::claude_wall::ClaudeWall::new());
     let service = ManagementService::new(
         store.clone(),
         routing,
@@ -84,6 +85,7 @@ pub async fn import_claude_credentials(
         reqwest::Client::new(),
         String::new(),
         resilience,
+        wall,
     );
     service.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
     let existing = service.get_connection(id).await.ok();

@@ -147,6 +147,7 @@ impl Gateway {
         )
         .await
         .map_err(|e| anyhow::anyhow!(e.message))?;
+        let claude_wall = Arc::new(ClaudeWall::new());
         let management = ManagementService::new(
             store.clone(),
             routing.clone(),
@@ -154,6 +155,7 @@ impl Gateway {
             http.clone(),
             addr.to_string(),
             resilience.clone(),
+            claude_wall.clone(),
         );
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let known: Vec<String> = routing.load().by_id.keys().cloned().collect();
@@ -179,7 +181,7 @@ impl Gateway {
             options: config.proxy.clone(),
             resilience,
             refresher,
-            claude_wall: Arc::new(ClaudeWall::new()),
+            claude_wall,
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,

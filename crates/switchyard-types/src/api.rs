@@ -62,6 +62,8 @@ pub struct ConnectionView {
     pub created_at: UnixMillis,
     /// When the connection was last changed.
     pub updated_at: UnixMillis,
+    /// Claude OAuth connections: the usage-wall lane and limit-reset state.
+    pub claude_wall: Option<crate::resilience::ClaudeWallView>,
 }
 
 /// A new connection. Secrets go in here and are never returned.
@@ -297,6 +299,18 @@ pub struct HealthView {
     pub connections_out_of_rotation: u32,
     /// Active model lockouts.
     pub active_lockouts: u32,
+    /// Every Claude OAuth connection's usage-wall state.
+    pub claude_accounts: Vec<ClaudeAccountView>,
+}
+
+/// One Claude OAuth connection's usage-wall state, in the health document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeAccountView {
+    /// Connection id.
+    pub connection: String,
+    /// Lane and limit-reset state.
+    pub wall: crate::resilience::ClaudeWallView,
 }
 
 /// One upstream attempt in the request log.

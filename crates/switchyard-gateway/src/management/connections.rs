@@ -49,7 +49,13 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         provider_specific: r.provider_specific.clone(),
         created_at: r.created_at,
         updated_at: r.updated_at,
+        claude_wall: None,
     }
+}
+
+/// Whether the usage wall applies to this connection (Claude OAuth).
+pub fn is_claude_oauth(r: &ConnectionRecord) -> bool {
+    r.auth_kind == AuthKind::Oauth && r.api_format == ApiFormat::Anthropic
 }
 
 fn non_empty(s: Option<String>) -> Option<String> {
@@ -71,12 +77,21 @@ fn check_record(r: &ConnectionRecord, issues: &mut Issues) {
 impl ManagementService {
     /// All connections in routing order.
     pub async fn list_connections(&self) -> MgmtResult<Vec<ConnectionView>> {
-        Ok(self.store.list_connections().await?.iter().map(view).collect())
+        Ok(self.store.list_connections().await?.iter().map(|r| self.full_view(r)).collect())
+    }
+
+    /// The view with live state (the Claude usage wall) filled in.
+    fn full_view(&self, r: &ConnectionRecord) -> ConnectionView {
+        let mut v = view(r);
+        if is_claude_oauth(r) {
+            v.claude_wall = Some(self.claude_wall.view(&r.id, self.clock.now_wall()));
+        }
+        v
     }
 
     /// One connection.
     pub async fn get_connection(&self, id: &str) -> MgmtResult<ConnectionView> {
-        self.store.get_connection(id).await?.map(|r| view(&r)).ok_or_else(|| missing(id))
+        self.store.get_connection(id).await?.map(|r| self.full_view(&r)).ok_or_else(|| missing(id))
     }
 
     /// Builds and validates a record from a create request, keeping `created_at`

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use switchyard_types::api::GatewaySettings;
 
+use switchyard_resilience::claude_wall::ClaudeWall;
 use switchyard_resilience::{AuthCategory, ConnectionConfig};
 
 use crate::clock::Clock;
@@ -49,6 +50,7 @@ pub struct ManagementService {
     started_at: tokio::time::Instant,
     listen: String,
     resilience: Arc<Resilience>,
+    claude_wall: Arc<ClaudeWall>,
 }
 
 impl ManagementService {
@@ -60,6 +62,7 @@ impl ManagementService {
         http: reqwest::Client,
         listen: String,
         resilience: Arc<Resilience>,
+        claude_wall: Arc<ClaudeWall>,
     ) -> ManagementService {
         ManagementService {
             store,
@@ -69,6 +72,7 @@ impl ManagementService {
             started_at: tokio::time::Instant::now(),
             listen,
             resilience,
+            claude_wall,
         }
     }
 
@@ -97,6 +101,7 @@ impl ManagementService {
             disable_cooling: false,
         }));
         let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
+        self.claude_wall.retain(&|id| table.by_id.contains_key(id));
         self.routing.store(Arc::new(table));
         Ok(())
     }

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use switchyard_types::api::{HealthView, LogsQuery, ProviderHealthView, RequestLogEntryView};
+use switchyard_types::api::{
+    ClaudeAccountView, HealthView, LogsQuery, ProviderHealthView, RequestLogEntryView,
+};
 
 use super::validate::Issues;
 use super::{ManagementService, MgmtResult};
@@ -32,6 +34,12 @@ impl ManagementService {
                 .filter(|c| c.status != switchyard_types::resilience::ConnectionStatus::Active)
                 .count() as u32,
             active_lockouts: self.resilience.engine.lockouts().len() as u32,
+            claude_accounts: self
+                .claude_wall
+                .views(self.clock.now_wall())
+                .into_iter()
+                .map(|(connection, wall)| ClaudeAccountView { connection, wall })
+                .collect(),
             providers: providers
                 .into_iter()
                 .map(|(p, (n, e))| ProviderHealthView {
