@@ -159,3 +159,68 @@ async fn with_auto_limit_reset_the_reset_runs_first_and_the_retry_is_full_speed(
     // Reset granted: the retry goes at full speed, without the slow header.
     assert_eq!(slow_headers(&a), vec![None, None]);
 }
+
+#[tokio::test]
+async fn a_weekly_limit_ends_the_lane_and_takes_the_cooldown_path() {
+    let a = FakeUpstream::start(ok()).await;
+    a.push(wall_429());
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+    let (gw, clock) = start(&config(&a, &b, "lowPriorityMode = true")).await;
+    assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+    assert_eq!(slow_headers(&a), vec![None, Some("slow".to_owned())]);
+
+    // In the lane, the server says the weekly limit is reached: the lane ends and the
+    // 429 takes the ordinary path (cooldown, failover to the next account).
+    clock.advance_ms(60_000);
+    a.set_default(
+        Reply::json(429, wire::anthropic_error("rate_limit_error", "weekly limit"))
+            .with_header("anthropic-ratelimit-unified-status", "rejected")
+            .with_header("anthropic-ratelimit-unified-slow-status", "weekly_limit"),
+    );
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(body_json(response).await["content"][0]["text"], "from b");
+    let provider = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!(provider["claudeWall"]["lastLaneEnd"], "weekly", "{provider}");
+    assert_eq!(provider["claudeWall"]["lastSlowStatus"], "weekly_limit", "{provider}");
+    assert_eq!(provider["claudeWall"]["laneActiveUntil"], Value::Null, "{provider}");
+    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
+    let state = cooldowns
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(state["status"], "unavailable", "{cooldowns}");
+}
+
+#[tokio::test]
+async fn a_reset_not_on_offer_is_memoized_until_its_announced_date() {
+    let a = FakeUpstream::start(ok()).await;
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+    let next = "2030-01-01T00:00:00Z";
+    a.push(wall_429());
+    a.push(Reply::json(200, json!({"juniper_tide": {"eligible": true, "arm": "reset", "available": false, "next_available_at": next}})));
+    let options = "autoLimitReset = true\norganizationUUID = \"org-1\"";
+    let (gw, clock) = start(&config(&a, &b, options)).await;
+
+    // Not on offer and no lane: the wall 429 takes the ordinary path.
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(body_json(response).await["content"][0]["text"], "from b");
+    let provider = gw.mgmt_json("/api/providers/claude-a").await;
+    assert!(provider["claudeWall"]["nextResetAvailableAt"].is_number(), "{provider}");
+    let usage_calls =
+        |up: &FakeUpstream| up.requests().iter().filter(|r| r.path == "/api/oauth/usage").count();
+    assert_eq!(usage_calls(&a), 1);
+
+    // Before the memoized date no usage call and no POST happen on the next wall.
+    clock.advance_ms(3_600_000);
+    gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+        .json(&json!({"all": true}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    a.push(wall_429());
+    let _ = gw.post("/v1/messages", &request()).await;
+    assert_eq!(usage_calls(&a), 1, "the memo must prevent a second usage call");
+    assert!(a.requests().iter().all(|r| !r.path.ends_with("reset_rate_limits")));
+}
