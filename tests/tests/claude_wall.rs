@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use switchyard_gateway::clock::ManualClock;
+use switchyard_gateway::clock::{Clock, ManualClock};
+use switchyard_gateway::sleeper::ManualSleeper;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
 use switchyard_tests::{TestGateway, client_key_toml, json as body_json};
 use switchyard_types::UnixMillis;
@@ -55,9 +56,27 @@ fn request() -> Value {
 }
 
 async fn start(config: &str) -> (TestGateway, Arc<ManualClock>) {
+    let (gw, clock, _) = start_with_sleeper(config).await;
+    (gw, clock)
+}
+
+/// A gateway whose deliberate waits advance the manual clock instead of sleeping.
+async fn start_with_sleeper(config: &str) -> (TestGateway, Arc<ManualClock>, ManualSleeper) {
     let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
-    let c = clock.clone();
-    (TestGateway::start_with(config, move |cfg| cfg.clock = c).await, clock)
+    let sleeper = ManualSleeper::new(clock.clone());
+    let (c, s) = (clock.clone(), sleeper.clone());
+    let gw = TestGateway::start_with(config, move |cfg| {
+        cfg.clock = c;
+        cfg.sleeper = Arc::new(s);
+    })
+    .await;
+    (gw, clock, sleeper)
+}
+
+fn slot_busy(retry_after_s: u32) -> Reply {
+    Reply::json(429, wire::anthropic_error("rate_limit_error", "slot busy"))
+        .with_header("anthropic-ratelimit-unified-slow-status", "slot_busy")
+        .with_header("anthropic-ratelimit-unified-slow-retry-after", &retry_after_s.to_string())
 }
 
 fn slow_headers(up: &FakeUpstream) -> Vec<Option<String>> {
@@ -223,4 +242,55 @@ async fn a_reset_not_on_offer_is_memoized_until_its_announced_date() {
     let _ = gw.post("/v1/messages", &request()).await;
     assert_eq!(usage_calls(&a), 1, "the memo must prevent a second usage call");
     assert!(a.requests().iter().all(|r| !r.path.ends_with("reset_rate_limits")));
+}
+
+#[tokio::test]
+async fn slot_busy_waits_the_hinted_time_once_then_succeeds() {
+    let a = FakeUpstream::start(ok()).await;
+    a.push(wall_429());
+    a.push(slot_busy(30));
+    let mut b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "b"))).await;
+    b.expect_calls(0);
+    let (gw, _clock, sleeper) = start_with_sleeper(&config(&a, &b, "lowPriorityMode = true")).await;
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(slow_headers(&a), vec![None, Some("slow".to_owned()), Some("slow".to_owned())]);
+    let waits = sleeper.waits();
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let ms = waits[0].as_millis();
+    assert!((21_000..=39_000).contains(&ms), "30 s ± 30 % jitter, got {ms} ms");
+}
+
+#[tokio::test]
+async fn waits_are_bounded_by_slow_max_wait_then_the_lane_ends_and_is_blocked_for_10_minutes() {
+    let a = FakeUpstream::start(ok()).await;
+    a.push(wall_429().with_header("anthropic-ratelimit-unified-slow-max-wait", "60"));
+    // The first busy answer is waited out up to the max wait (60 s, not the hinted
+    // 600 s); a second one finds no wait left: the lane ends `max_wait`.
+    a.push(slot_busy(600));
+    a.push(slot_busy(600));
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+    let (gw, clock, sleeper) = start_with_sleeper(&config(&a, &b, "lowPriorityMode = true")).await;
+    let response = gw.post("/v1/messages", &request()).await;
+    let text = body_json(response).await["content"][0]["text"].clone();
+    let provider = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!(text, "from b", "waits {:?}, {provider}", sleeper.waits());
+    assert_eq!(sleeper.waits(), vec![std::time::Duration::from_secs(60)]);
+    let provider = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!(provider["claudeWall"]["lastLaneEnd"], "max_wait", "{provider}");
+    let cool_off = provider["claudeWall"]["coolOffUntil"].as_i64().unwrap_or_default();
+    assert_eq!(cool_off - clock.now_wall().0, 600_000, "{provider}");
+
+    // Within the cool-off a new wall 429 is not accepted: ordinary path, no slow retry.
+    clock.advance_ms(5 * 60 * 1000);
+    gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+        .json(&json!({"all": true}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    a.push(wall_429());
+    let before = slow_headers(&a).len();
+    let response = gw.post("/v1/messages", &request()).await;
+    assert_eq!(body_json(response).await["content"][0]["text"], "from b");
+    assert_eq!(slow_headers(&a)[before..], [None]);
 }

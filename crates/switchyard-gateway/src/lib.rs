@@ -19,6 +19,7 @@ pub mod resilience;
 pub mod routing;
 pub mod secrets;
 pub mod server;
+pub mod sleeper;
 pub mod state;
 pub mod store;
 

@@ -27,6 +27,7 @@ use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
 use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
+use crate::sleeper::{Sleeper, TokioSleeper};
 use crate::state::{GatewayState, ProxyOptions};
 use crate::store::Store;
 use switchyard_resilience::claude_wall::ClaudeWall;
@@ -62,6 +63,8 @@ pub struct GatewayConfig {
     pub clock: Arc<dyn Clock>,
     /// Environment for settings defaults (tests pass a map).
     pub env: Arc<dyn EnvSource + Send + Sync>,
+    /// Deliberate waits (tests pass a manual sleeper).
+    pub sleeper: Arc<dyn Sleeper>,
 }
 
 impl GatewayConfig {
@@ -79,6 +82,7 @@ impl GatewayConfig {
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             env: Arc::new(ProcessEnv),
+            sleeper: Arc::new(TokioSleeper),
         }
     }
 }
@@ -182,6 +186,7 @@ impl Gateway {
             resilience,
             refresher,
             claude_wall,
+            sleeper: config.sleeper.clone(),
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,

@@ -14,6 +14,7 @@ use crate::oauth::TokenRefresher;
 use crate::request_log::RequestLogSink;
 use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
+use crate::sleeper::Sleeper;
 
 /// Tunables of the request path (not user settings: fixed at start).
 #[derive(Debug, Clone)]
@@ -59,6 +60,8 @@ pub struct GatewayState {
     pub refresher: TokenRefresher,
     /// The Claude usage-wall state of every Claude OAuth connection (in memory).
     pub claude_wall: Arc<ClaudeWall>,
+    /// Deliberate waits (usage-wall retries).
+    pub sleeper: Arc<dyn Sleeper>,
     /// The management token (redacted in `Debug`, never logged).
     pub management_token: SecretString,
     /// The bound address.

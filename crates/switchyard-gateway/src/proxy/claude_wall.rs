@@ -110,7 +110,7 @@ impl WallHook {
                     return WallAction::Retry(Duration::from_millis(delay_ms));
                 }
                 WallDecision::AwaitLimitReset { poll_ms } => {
-                    tokio::time::sleep(Duration::from_millis(poll_ms)).await;
+                    state.sleeper.sleep(Duration::from_millis(poll_ms)).await;
                     let now = state.clock.now_wall();
                     decision = self.observe(wall, &conn.id, &obs, wait, now);
                 }

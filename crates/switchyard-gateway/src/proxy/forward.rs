@@ -239,7 +239,9 @@ async fn attempt(
             WallAction::Proceed => break sent,
             WallAction::Retry(delay) => {
                 drop(sent);
-                tokio::time::sleep(delay).await;
+                if !delay.is_zero() {
+                    state.sleeper.sleep(delay).await;
+                }
             }
         }
     };
