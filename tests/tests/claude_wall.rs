@@ -294,3 +294,88 @@ async fn waits_are_bounded_by_slow_max_wait_then_the_lane_ends_and_is_blocked_fo
     assert_eq!(body_json(response).await["content"][0]["text"], "from b");
     assert_eq!(slow_headers(&a)[before..], [None]);
 }
+
+#[tokio::test]
+async fn ineligible_and_overage_in_use_end_the_lane_too() {
+    for (status_header, overage, end) in
+        [("ineligible", false, "ineligible"), ("ineligible", true, "extra_usage")]
+    {
+        let a = FakeUpstream::start(ok()).await;
+        a.push(wall_429());
+        let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+        let (gw, clock) = start(&config(&a, &b, "lowPriorityMode = true")).await;
+        assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+        clock.advance_ms(60_000);
+        let mut refusal = Reply::json(429, wire::anthropic_error("rate_limit_error", "no"))
+            .with_header("anthropic-ratelimit-unified-status", "rejected")
+            .with_header("anthropic-ratelimit-unified-slow-status", status_header);
+        if overage {
+            refusal = refusal.with_header("anthropic-ratelimit-unified-overage-in-use", "true");
+        }
+        a.set_default(refusal);
+        let response = gw.post("/v1/messages", &request()).await;
+        assert_eq!(body_json(response).await["content"][0]["text"], "from b");
+        let provider = gw.mgmt_json("/api/providers/claude-a").await;
+        assert_eq!(provider["claudeWall"]["lastLaneEnd"], end, "{provider}");
+    }
+}
+
+#[tokio::test]
+async fn already_used_memoizes_and_a_failing_usage_call_defers_15_minutes() {
+    let a = FakeUpstream::start(ok()).await;
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "from b"))).await;
+    let options = "autoLimitReset = true\norganizationUUID = \"org-1\"";
+    let (gw, clock) = start(&config(&a, &b, options)).await;
+    let count =
+        |up: &FakeUpstream, suffix: &str| up.requests().iter().filter(|r| r.path.ends_with(suffix)).count();
+    let clear = || async {
+        gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+            .json(&json!({"all": true}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+
+    // already_used: one usage call and one POST, then nothing until the memo lapses.
+    a.push(wall_429());
+    a.push(Reply::json(200, json!({"juniper_tide": {"eligible": true, "arm": "reset", "available": true}})));
+    a.push(Reply::json(200, json!({"result": "already_used"})));
+    let _ = gw.post("/v1/messages", &request()).await;
+    assert_eq!((count(&a, "/api/oauth/usage"), count(&a, "reset_rate_limits")), (1, 1));
+    clock.advance_ms(24 * 3_600_000);
+    clear().await;
+    a.push(wall_429());
+    let _ = gw.post("/v1/messages", &request()).await;
+    assert_eq!(
+        (count(&a, "/api/oauth/usage"), count(&a, "reset_rate_limits")),
+        (1, 1),
+        "no second POST before next_available_at"
+    );
+
+    // A fresh account whose usage call fails: the next try waits 15 minutes.
+    let c = FakeUpstream::start(ok()).await;
+    let (gw2, clock2) = start(&config(&c, &b, options)).await;
+    c.push(wall_429());
+    c.push(Reply::json(500, json!({"error": "boom"})));
+    let _ = gw2.post("/v1/messages", &request()).await;
+    assert_eq!(count(&c, "/api/oauth/usage"), 1);
+    clock2.advance_ms(14 * 60 * 1000);
+    gw2.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+        .json(&json!({"all": true}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    c.push(wall_429());
+    let _ = gw2.post("/v1/messages", &request()).await;
+    assert_eq!(count(&c, "/api/oauth/usage"), 1, "within 15 minutes no new usage call");
+    clock2.advance_ms(2 * 60 * 1000);
+    gw2.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+        .json(&json!({"all": true}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    c.push(wall_429());
+    c.push(Reply::json(500, json!({"error": "boom"})));
+    let _ = gw2.post("/v1/messages", &request()).await;
+    assert_eq!(count(&c, "/api/oauth/usage"), 2, "after 15 minutes the usage call is tried again");
+}
