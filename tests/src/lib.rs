@@ -100,6 +100,26 @@ impl TestGateway {
         response.json().await.unwrap_or_else(|e| panic!("GET {path} not JSON: {e}"))
     }
 
+    /// A connection's entry in `GET /api/resilience/cooldowns` (`Null` when absent).
+    pub async fn cooldown_of(&self, connection: &str) -> Value {
+        let list = self.mgmt_json("/api/resilience/cooldowns").await;
+        list.as_array()
+            .and_then(|l| l.iter().find(|c| c["connection"] == connection))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Clears every connection cooldown (`POST /api/resilience/cooldowns {"all":true}`).
+    pub async fn clear_cooldowns(&self) {
+        let response = self
+            .mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
+            .json(&serde_json::json!({"all": true}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("clearing cooldowns failed: {e}"));
+        assert_eq!(response.status(), 200, "clearing cooldowns");
+    }
+
     /// Waits until the request log holds at least `n` rows, returning them.
     pub async fn wait_for_log_rows(&self, n: usize) -> Vec<Value> {
         for _ in 0..400 {

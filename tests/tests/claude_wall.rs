@@ -100,13 +100,8 @@ async fn the_wall_429_moves_the_connection_into_the_slow_lane_until_reset_plus_6
     assert_eq!(body_json(response).await["content"][0]["text"], "ok");
     // Nothing extra before the first wall 429; the retry on the same account is slow.
     assert_eq!(slow_headers(&a), vec![None, Some("slow".to_owned())]);
-    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
-    let state = cooldowns
-        .as_array()
-        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(state["status"], "active", "the caught wall 429 must not cool the connection: {cooldowns}");
+    let state = gw.cooldown_of("claude-a").await;
+    assert_eq!(state["status"], "active", "the caught wall 429 must not cool the connection: {state}");
     // The lane is visible in the providers and health APIs.
     let provider = gw.mgmt_json("/api/providers/claude-a").await;
     assert_eq!(provider["claudeWall"]["laneActiveUntil"], RESET_S * 1000 + 60_000, "{provider}");
@@ -134,13 +129,8 @@ async fn a_429_without_unified_headers_takes_the_ordinary_cooldown_path() {
     assert_eq!(response.status(), 200);
     assert_eq!(body_json(response).await["content"][0]["text"], "b");
     assert_eq!(slow_headers(&a), vec![None]);
-    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
-    let state = cooldowns
-        .as_array()
-        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(state["status"], "unavailable", "{cooldowns}");
+    let state = gw.cooldown_of("claude-a").await;
+    assert_eq!(state["status"], "unavailable", "{state}");
 }
 
 #[tokio::test]
@@ -203,13 +193,8 @@ async fn a_weekly_limit_ends_the_lane_and_takes_the_cooldown_path() {
     assert_eq!(provider["claudeWall"]["lastLaneEnd"], "weekly", "{provider}");
     assert_eq!(provider["claudeWall"]["lastSlowStatus"], "weekly_limit", "{provider}");
     assert_eq!(provider["claudeWall"]["laneActiveUntil"], Value::Null, "{provider}");
-    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
-    let state = cooldowns
-        .as_array()
-        .and_then(|l| l.iter().find(|c| c["connection"] == "claude-a"))
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(state["status"], "unavailable", "{cooldowns}");
+    let state = gw.cooldown_of("claude-a").await;
+    assert_eq!(state["status"], "unavailable", "{state}");
 }
 
 #[tokio::test]
@@ -233,11 +218,7 @@ async fn a_reset_not_on_offer_is_memoized_until_its_announced_date() {
 
     // Before the memoized date no usage call and no POST happen on the next wall.
     clock.advance_ms(3_600_000);
-    gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
-        .json(&json!({"all": true}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    gw.clear_cooldowns().await;
     a.push(wall_429());
     let _ = gw.post("/v1/messages", &request()).await;
     assert_eq!(usage_calls(&a), 1, "the memo must prevent a second usage call");
@@ -283,11 +264,7 @@ async fn waits_are_bounded_by_slow_max_wait_then_the_lane_ends_and_is_blocked_fo
 
     // Within the cool-off a new wall 429 is not accepted: ordinary path, no slow retry.
     clock.advance_ms(5 * 60 * 1000);
-    gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
-        .json(&json!({"all": true}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    gw.clear_cooldowns().await;
     a.push(wall_429());
     let before = slow_headers(&a).len();
     let response = gw.post("/v1/messages", &request()).await;
@@ -329,11 +306,7 @@ async fn already_used_memoizes_and_a_failing_usage_call_defers_15_minutes() {
     let count =
         |up: &FakeUpstream, suffix: &str| up.requests().iter().filter(|r| r.path.ends_with(suffix)).count();
     let clear = || async {
-        gw.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
-            .json(&json!({"all": true}))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        gw.clear_cooldowns().await;
     };
 
     // already_used: one usage call and one POST, then nothing until the memo lapses.
@@ -360,20 +333,12 @@ async fn already_used_memoizes_and_a_failing_usage_call_defers_15_minutes() {
     let _ = gw2.post("/v1/messages", &request()).await;
     assert_eq!(count(&c, "/api/oauth/usage"), 1);
     clock2.advance_ms(14 * 60 * 1000);
-    gw2.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
-        .json(&json!({"all": true}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    gw2.clear_cooldowns().await;
     c.push(wall_429());
     let _ = gw2.post("/v1/messages", &request()).await;
     assert_eq!(count(&c, "/api/oauth/usage"), 1, "within 15 minutes no new usage call");
     clock2.advance_ms(2 * 60 * 1000);
-    gw2.mgmt(reqwest::Method::POST, "/api/resilience/cooldowns")
-        .json(&json!({"all": true}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    gw2.clear_cooldowns().await;
     c.push(wall_429());
     c.push(Reply::json(500, json!({"error": "boom"})));
     let _ = gw2.post("/v1/messages", &request()).await;

@@ -59,13 +59,8 @@ async fn a_429_with_retry_after_takes_the_connection_out_for_exactly_that_long()
     clock.advance_ms(6_000);
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
     assert_eq!((a.calls(), b.calls()), (1, 2));
-    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await;
-    let entry = cooldowns
-        .as_array()
-        .and_then(|l| l.iter().find(|c| c["connection"] == "key-a"))
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(entry["status"], "unavailable", "{cooldowns}");
+    let entry = gw.cooldown_of("key-a").await;
+    assert_eq!(entry["status"], "unavailable", "{entry}");
     // After the announced 7 s it is tried again.
     clock.advance_ms(1_001);
     a.set_default(Reply::json(200, wire::anthropic_message("m", "from a")));
