@@ -79,25 +79,40 @@ fn default_data_dir() -> PathBuf {
     dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("switchyard")
 }
 
-async fn wait_for_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGINT/SIGTERM, registered before the gateway starts so a signal that arrives
+/// while it is starting (or right after the banner) is never lost to the default
+/// action.
+struct ShutdownSignals {
     #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = ctrl_c => {},
-            _ = term.recv() => {},
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    fn register() -> anyhow::Result<ShutdownSignals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(ShutdownSignals {
+                interrupt: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(ShutdownSignals {})
     }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
+
+    async fn wait(mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -123,6 +138,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
     config.log_retention_rows = args.log_retention_rows;
 
+    let signals = ShutdownSignals::register()?;
     let gateway = Gateway::start(config).await?;
     eprintln!("Switchyard gateway listening on {}", gateway.base_url());
     eprintln!("  data directory: {}", data_dir.display());
@@ -144,7 +160,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         TokenSource::Override => eprintln!("  management token: as given"),
     }
-    wait_for_signal().await;
+    signals.wait().await;
     eprintln!("shutting down: letting in-flight requests finish");
     gateway.shutdown().await;
     Ok(())
