@@ -38,11 +38,6 @@ impl RequestLogSink {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
-
-    /// Rows dropped because the writer lagged.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
 }
 
 /// Starts the writer task. It flushes what is queued when `shutdown` fires.
@@ -52,7 +47,8 @@ pub fn spawn_writer(
     shutdown: CancellationToken,
 ) -> (RequestLogSink, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::channel::<AttemptLogRow>(QUEUE_CAPACITY);
-    let sink = RequestLogSink { tx, dropped: Arc::new(AtomicU64::new(0)) };
+    let dropped = Arc::new(AtomicU64::new(0));
+    let sink = RequestLogSink { tx, dropped: dropped.clone() };
     let handle = tokio::spawn(async move {
         let mut batch: Vec<AttemptLogRow> = Vec::with_capacity(BATCH_MAX);
         let mut since_prune: usize = 0;
@@ -75,6 +71,10 @@ pub fn spawn_writer(
                 }
             }
             since_prune += batch.len();
+            let lost = dropped.swap(0, Ordering::Relaxed);
+            if lost > 0 {
+                tracing::warn!(event = "request_log.rows_dropped", rows = lost);
+            }
             write_batch(&store, &mut batch).await;
             if since_prune >= 1_000 {
                 since_prune = 0;

@@ -1,5 +1,5 @@
-//! The client's request body: validated as JSON once, its top-level `model` and
-//! `stream` read without building a document tree, and the model id spliced in place
+//! The client's request body: validated as JSON once, its top-level `model` read
+//! without building a document tree, and the model id spliced in place
 //! for each upstream so every other byte (unknown fields, roles, key order) passes
 //! through untouched.
 
@@ -12,14 +12,12 @@ use switchyard_types::ErrorCode;
 
 use crate::errors::GatewayError;
 
-/// Only the two top-level fields the gateway needs; everything else is skipped by
-/// serde (but still syntax-checked).
+/// Only the top-level field the gateway needs; everything else is skipped by serde
+/// (but still syntax-checked). Streaming is decided by the upstream's content type.
 #[derive(Deserialize)]
 struct Probe<'a> {
     #[serde(borrow, default)]
     model: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    stream: Option<&'a RawValue>,
 }
 
 /// A validated client body.
@@ -28,7 +26,6 @@ pub struct ClientBody {
     bytes: Bytes,
     model: String,
     model_span: Range<usize>,
-    stream: bool,
 }
 
 impl ClientBody {
@@ -55,28 +52,12 @@ impl ClientBody {
         // The raw value borrows from `bytes`, so its offset locates it in the body.
         let start = (raw_model.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
         let model_span = start..start + raw_model.get().len();
-        let stream = probe.stream.is_some_and(|s| s.get() == "true");
-        Ok(ClientBody { bytes, model, model_span, stream })
+        Ok(ClientBody { bytes, model, model_span })
     }
 
     /// The model name the client sent.
     pub fn model(&self) -> &str {
         &self.model
-    }
-
-    /// Whether the client asked for a stream.
-    pub fn stream(&self) -> bool {
-        self.stream
-    }
-
-    /// The body size in bytes.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// Whether the body is empty (never, once parsed).
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
     }
 
     /// The body to send upstream with `model` as the model id. Shares the client's
@@ -107,7 +88,6 @@ mod tests {
         let src = r#"{"messages":[{"role":"system","content":"x"}],"model" : "anthropic/claude-x","z":{"model":"inner"},"stream":true}"#;
         let body = parse(src).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(body.model(), "anthropic/claude-x");
-        assert!(body.stream());
         let out = body.with_model("claude-x");
         assert_eq!(
             std::str::from_utf8(&out).unwrap_or_default(),
@@ -119,7 +99,6 @@ mod tests {
     fn unchanged_model_shares_the_buffer() {
         let body = parse(r#"{"model":"gpt-5"}"#).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(body.with_model("gpt-5").as_ptr(), body.bytes.as_ptr());
-        assert!(!body.stream());
     }
 
     #[test]

@@ -289,11 +289,13 @@ async fn attempt(
         let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
         let prefix = read_prefix(&mut stream, RESTATE_PEEK_LIMIT, state.options.error_body_timeout).await;
         let text = String::from_utf8_lossy(&prefix).into_owned();
-        if restate(BUILTIN_RULES, &conn.provider, status, &text.to_ascii_lowercase()).is_some() {
+        if let Some(r) = restate(BUILTIN_RULES, &conn.provider, status, &text.to_ascii_lowercase()) {
             let detail = error_detail(&text).unwrap_or_default();
-            let outcome = format!("HTTP {status} (restated as 429): {detail}");
+            let outcome = format!("HTTP {status} (restated as {}): {detail}", r.status);
+            let kind = format!("http_{}", r.status);
+            let retry = Some(u64::from(r.default_retry_after_ms / 1000));
             let observed = Observed::Http { status, headers, body: text };
-            return fail(&mut log, observed, "http_429", outcome, Some(60));
+            return fail(&mut log, observed, &kind, outcome, retry);
         }
         return relay_request_error(req, conn, log, permit, status, &headers, prefix, stream);
     } else {

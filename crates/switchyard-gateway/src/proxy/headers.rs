@@ -17,11 +17,6 @@ pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The beta flag Anthropic requires on requests authenticated with an OAuth token.
 pub const OAUTH_BETA_FLAG: &str = "oauth-2025-04-20";
 
-/// Session-affinity headers real agents send; consumed by the gateway, never
-/// forwarded (listed for the log and test guards).
-pub const SESSION_HEADERS: [&str; 5] =
-    ["x-session-id", "x-codex-session-id", "x-switchyard-session", "x-claude-code-session-id", "session-id"];
-
 /// Client headers copied verbatim to every upstream.
 const PASS_THROUGH: [HeaderName; 2] = [header::ACCEPT, header::USER_AGENT];
 /// Client headers copied only to Anthropic-format upstreams.

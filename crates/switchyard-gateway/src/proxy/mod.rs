@@ -11,4 +11,4 @@ mod relay;
 
 pub use body::ClientBody;
 pub use forward::{ForwardRequest, forward};
-pub use headers::{SESSION_HEADERS, upstream_headers};
+pub use headers::upstream_headers;

@@ -11,7 +11,7 @@ mod persist;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use switchyard_resilience::{Clock, Engine, EngineEvent, EngineSnapshot};
+use switchyard_resilience::{Clock, Engine, EngineEvent};
 use switchyard_types::api::ValidationIssue;
 use switchyard_types::settings::{
     EnvSource, ResilienceSettings, ResilienceSettingsPatch, layer, parse_patch,
@@ -123,11 +123,6 @@ impl Resilience {
     /// Parses a patch body, naming the offending field.
     pub fn parse_patch(body: &[u8]) -> Result<ResilienceSettingsPatch, GatewayError> {
         parse_patch(body).map_err(GatewayError::validation)
-    }
-
-    /// A snapshot of the engine's persisted state (for tests and diagnostics).
-    pub fn snapshot(&self) -> EngineSnapshot {
-        self.engine.snapshot()
     }
 }
 
