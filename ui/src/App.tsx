@@ -1,0 +1,129 @@
+// The app shell: sidebar navigation, top banners (gateway not running, live updates
+// degraded), and the page outlet of the hash router.
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useRef } from "react";
+import { useApi, useLiveMode } from "./api/ApiProvider";
+import { queryKeys } from "./api/queryKeys";
+import { useGatewayQuery } from "./api/sharedQueries";
+import { ConnectionsPage } from "./features/connections/ConnectionsPage";
+import { CooldownsPage } from "./features/cooldowns/CooldownsPage";
+import { ModelLockoutPage } from "./features/model-lockout/ModelLockoutPage";
+import { OverviewPage } from "./features/overview/OverviewPage";
+import { useDesktopPrefsQuery } from "./features/overview/api";
+import { ResiliencePage } from "./features/resilience/ResiliencePage";
+import { hrefFor, ROUTES, useRoute, type RouteId } from "./router";
+import { SelectField } from "./shared/fields";
+import { applyTheme, useStoredTheme, type Theme } from "./theme";
+
+const PAGES: Record<RouteId, () => React.JSX.Element> = {
+  overview: OverviewPage,
+  connections: ConnectionsPage,
+  resilience: ResiliencePage,
+  "model-lockout": ModelLockoutPage,
+  cooldowns: CooldownsPage,
+};
+
+function GatewayBanner() {
+  const api = useApi();
+  const status = useQuery({
+    queryKey: queryKeys.desktopStatus,
+    queryFn: () => api.desktopStatus!(),
+    enabled: api.desktopStatus !== undefined,
+    refetchInterval: 10_000,
+  });
+  if (!status.data || status.data.running) return null;
+  return (
+    <div className="banner banner-danger" role="alert">
+      <strong>Gateway not running</strong>
+      {status.data.error ? `: ${status.data.error}` : "."}
+    </div>
+  );
+}
+
+function ThemeControl() {
+  const api = useApi();
+  const prefs = useDesktopPrefsQuery();
+  const [stored, setStored] = useStoredTheme();
+  const desktop = api.desktopPrefsGet !== undefined;
+  const theme: Theme = desktop ? (prefs.data?.theme ?? "system") : stored;
+  useEffect(() => applyTheme(theme), [theme]);
+  if (desktop) return null; // The desktop app sets its theme in Overview → Desktop app.
+  return (
+    <SelectField<Theme>
+      id="theme-select"
+      label="Theme"
+      value={stored}
+      onChange={setStored}
+      options={[
+        { value: "system", label: "System" },
+        { value: "light", label: "Light" },
+        { value: "dark", label: "Dark" },
+      ]}
+    />
+  );
+}
+
+export function App() {
+  const route = useRoute();
+  const liveMode = useLiveMode();
+  const gateway = useGatewayQuery();
+  const mainRef = useRef<HTMLElement>(null);
+  const firstRender = useRef(true);
+  const Page = PAGES[route];
+
+  useEffect(() => {
+    const label = ROUTES.find((r) => r.id === route)?.label ?? "";
+    document.title = `${label} · Switchyard`;
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    mainRef.current?.focus();
+  }, [route]);
+
+  return (
+    <div className="app">
+      <a className="skip-link" href="#main" onClick={(e) => {
+        e.preventDefault();
+        mainRef.current?.focus();
+      }}>
+        Skip to content
+      </a>
+      <aside className="sidebar">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            ⇄
+          </span>
+          <span>Switchyard</span>
+        </div>
+        <nav aria-label="Pages">
+          <ul>
+            {ROUTES.map((r) => (
+              <li key={r.id}>
+                <a href={hrefFor(r.id)} aria-current={route === r.id ? "page" : undefined}>
+                  {r.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="sidebar-footer">
+          {gateway.data?.paused && <span className="badge badge-warning">Routing paused</span>}
+          {gateway.data && <span className="muted small">v{gateway.data.version}</span>}
+          <ThemeControl />
+        </div>
+      </aside>
+      <div className="content">
+        <GatewayBanner />
+        {liveMode === "polling" && (
+          <div className="banner banner-info" role="status">
+            Live updates are unavailable; refreshing every 5 seconds.
+          </div>
+        )}
+        <main id="main" ref={mainRef} tabIndex={-1}>
+          <Page />
+        </main>
+      </div>
+    </div>
+  );
+}

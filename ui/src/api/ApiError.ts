@@ -1,0 +1,56 @@
+// The one error type every Api method rejects with: the IpcError / management error
+// document (`code`, `message`, `issues`), whichever transport produced it.
+import type { ValidationIssue } from "../ipc/bindings";
+
+export type Issue = ValidationIssue;
+
+/** An error of a management operation, carrying the server's machine code and issues. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly issues: Issue[];
+  /** HTTP status, when the error came over HTTP. */
+  readonly status: number | null;
+
+  constructor(code: string, message: string, issues: Issue[] = [], status: number | null = null) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.issues = issues;
+    this.status = status;
+  }
+
+  /** Whether the server rejected a document field by field. */
+  get isValidation(): boolean {
+    return this.code === "validation_failed";
+  }
+
+  /**
+   * Builds an ApiError from anything a transport may reject with: an error document,
+   * a bare string (Tauri reports unknown commands that way), or an Error.
+   */
+  static from(value: unknown, status: number | null = null): ApiError {
+    if (value instanceof ApiError) return value;
+    if (isErrorDocument(value)) {
+      return new ApiError(value.code, value.message, normalizeIssues(value.issues), status);
+    }
+    if (typeof value === "string") return new ApiError("ipc_error", value, [], status);
+    if (value instanceof Error) return new ApiError("client_error", value.message, [], status);
+    return new ApiError("unknown_error", "Unexpected error from the gateway.", [], status);
+  }
+}
+
+function isErrorDocument(v: unknown): v is { code: string; message: string; issues?: unknown } {
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as { code?: unknown }).code === "string" &&
+    typeof (v as { message?: unknown }).message === "string"
+  );
+}
+
+function normalizeIssues(raw: unknown): Issue[] {
+  if (!Array.isArray(raw)) return [];
+  return raw
+    .filter((i): i is Issue => typeof i === "object" && i !== null && typeof i.path === "string")
+    .map((i) => ({ path: i.path, message: String(i.message ?? "") }));
+}

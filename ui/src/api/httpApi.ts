@@ -1,0 +1,110 @@
+// The browser adapter: the REST twins of the IPC commands, authenticated with the
+// management token. Error bodies `{"error": {code, message, issues}}` become ApiError;
+// 204 resolves with null. Live events come from `GET /api/events` (SSE).
+import { ApiError } from "./ApiError";
+import { subscribeSse } from "./sse";
+import type { Api } from "./types";
+
+export type HttpApiOptions = {
+  /** Called when the gateway rejects the management token. */
+  onUnauthorized?: () => void;
+  fetchImpl?: typeof fetch;
+};
+
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
+
+export function createHttpApi(baseUrl: string, token: string, options: HttpApiOptions = {}): Api {
+  const base = baseUrl.replace(/\/+$/, "");
+  const doFetch: typeof fetch = options.fetchImpl ?? ((input, init) => fetch(input, init));
+
+  async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let res: Response;
+    try {
+      res = await doFetch(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      throw new ApiError("network_error", `Cannot reach the gateway at ${base} (${reason}).`);
+    }
+    if (res.status === 204) return null as T;
+    const text = await res.text();
+    let json: unknown = undefined;
+    if (text !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+    }
+    if (!res.ok) {
+      if (res.status === 401) options.onUnauthorized?.();
+      const doc = (json as { error?: unknown } | undefined)?.error;
+      if (doc !== undefined) throw ApiError.from(doc, res.status);
+      throw new ApiError(`http_${res.status}`, `The gateway answered HTTP ${res.status} ${res.statusText}`.trim(), [], res.status);
+    }
+    if (json === undefined) {
+      throw new ApiError("invalid_response", `The gateway sent a response that is not JSON (${method} ${path}).`, [], res.status);
+    }
+    return json as T;
+  }
+
+  const id = encodeURIComponent;
+
+  return {
+    transport: "http",
+    connectionsList: () => request("GET", "/api/providers"),
+    connectionsGet: (cid) => request("GET", `/api/providers/${id(cid)}`),
+    connectionsCreate: (req) => request("POST", "/api/providers", req),
+    connectionsUpdate: (cid, patch) => request("PATCH", `/api/providers/${id(cid)}`, patch),
+    connectionsDelete: (cid) => request("DELETE", `/api/providers/${id(cid)}`),
+    connectionsTest: (cid) => request("POST", `/api/providers/${id(cid)}/test`),
+    keysList: () => request("GET", "/api/keys"),
+    keysCreate: (req) => request("POST", "/api/keys", req),
+    keysDelete: (kid) => request("DELETE", `/api/keys/${id(kid)}`),
+    combosList: () => request("GET", "/api/combos"),
+    combosPut: (combo) => request("POST", "/api/combos", combo),
+    combosDelete: (name) => request("DELETE", `/api/combos/${id(name)}`),
+    aliasesList: () => request("GET", "/api/aliases"),
+    aliasesPut: (alias) => request("POST", "/api/aliases", alias),
+    aliasesDelete: (from) => request("DELETE", `/api/aliases/${id(from)}`),
+    monitoringHealth: () => request("GET", "/api/monitoring/health"),
+    monitoringSummary: () => request("GET", "/api/monitoring/summary"),
+    logsList: (query) => {
+      const params = new URLSearchParams();
+      if (query.limit != null) params.set("limit", String(query.limit));
+      if (query.beforeId != null) params.set("beforeId", String(query.beforeId));
+      const qs = params.toString();
+      return request("GET", `/api/logs${qs ? `?${qs}` : ""}`);
+    },
+    resilienceGet: () => request("GET", "/api/resilience"),
+    resiliencePatch: (patch) => request("PATCH", "/api/resilience", stripNulls(patch)),
+    resilienceDefaults: () => request("GET", "/api/resilience/defaults"),
+    resilienceRanges: () => request("GET", "/api/resilience/ranges"),
+    breakersList: () => request("GET", "/api/resilience/breakers"),
+    breakersReset: (req) => request("POST", "/api/resilience/reset", req),
+    cooldownsList: (provider) =>
+      request("GET", `/api/resilience/cooldowns${provider ? `?provider=${id(provider)}` : ""}`),
+    cooldownsClear: (req) => request("POST", "/api/resilience/cooldowns", req),
+    lockoutsList: () => request("GET", "/api/resilience/model-cooldowns"),
+    lockoutsClear: (req) => request("DELETE", "/api/resilience/model-cooldowns", req),
+    modelLockoutGet: () => request("GET", "/api/resilience/model-lockout"),
+    modelLockoutPatch: (patch) => request("PATCH", "/api/resilience/model-lockout", patch),
+    gatewayStatus: () => request("GET", "/api/gateway"),
+    gatewaySetPaused: (req) => request("POST", "/api/gateway/pause", req),
+    subscribe: (onEvent, onMode) =>
+      subscribeSse({ url: `${base}/api/events`, token, fetchImpl: doFetch, onEvent, onMode }),
+  };
+}
+
+/**
+ * Drops top-level `null` groups of a settings patch: absent and null both mean
+ * "keep" for a group, and absent keeps the request body small and readable.
+ */
+function stripNulls<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null)) as Partial<T>;
+}

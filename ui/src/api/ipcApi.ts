@@ -1,0 +1,86 @@
+// The desktop adapter: every Api method calls the tauri-specta generated command and
+// unwraps its `Result`, turning the IpcError into an ApiError.
+import type { UnlistenFn } from "@tauri-apps/api/event";
+import { commands, events, type Result } from "../ipc/bindings";
+import { ApiError } from "./ApiError";
+import { EVENT_NAMES, type Api, type EventName } from "./types";
+
+async function unwrap<T>(call: Promise<Result<T, unknown>>): Promise<T> {
+  let result: Result<T, unknown>;
+  try {
+    result = await call;
+  } catch (e) {
+    throw ApiError.from(e);
+  }
+  if (result.status === "ok") return result.data;
+  throw ApiError.from(result.error);
+}
+
+/** Whether the page runs inside the Tauri webview. */
+export function isTauri(): boolean {
+  return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
+}
+
+export function createIpcApi(): Api {
+  return {
+    transport: "ipc",
+    connectionsList: () => unwrap(commands.connectionsList()),
+    connectionsGet: (id) => unwrap(commands.connectionsGet(id)),
+    connectionsCreate: (request) => unwrap(commands.connectionsCreate(request)),
+    connectionsUpdate: (id, patch) => unwrap(commands.connectionsUpdate(id, patch)),
+    connectionsDelete: (id) => unwrap(commands.connectionsDelete(id)).then(() => null),
+    connectionsTest: (id) => unwrap(commands.connectionsTest(id)),
+    keysList: () => unwrap(commands.keysList()),
+    keysCreate: (request) => unwrap(commands.keysCreate(request)),
+    keysDelete: (id) => unwrap(commands.keysDelete(id)).then(() => null),
+    combosList: () => unwrap(commands.combosList()),
+    combosPut: (combo) => unwrap(commands.combosPut(combo)),
+    combosDelete: (name) => unwrap(commands.combosDelete(name)).then(() => null),
+    aliasesList: () => unwrap(commands.aliasesList()),
+    aliasesPut: (alias) => unwrap(commands.aliasesPut(alias)),
+    aliasesDelete: (from) => unwrap(commands.aliasesDelete(from)).then(() => null),
+    monitoringHealth: () => unwrap(commands.monitoringHealth()),
+    monitoringSummary: () => unwrap(commands.monitoringSummary()),
+    logsList: (query) => unwrap(commands.logsList(query)),
+    resilienceGet: () => unwrap(commands.resilienceGet()),
+    resiliencePatch: (patch) => unwrap(commands.resiliencePatch(patch)),
+    resilienceDefaults: () => unwrap(commands.resilienceDefaults()),
+    resilienceRanges: () => unwrap(commands.resilienceRanges()),
+    breakersList: () => unwrap(commands.breakersList()),
+    breakersReset: (request) => unwrap(commands.breakersReset(request)),
+    cooldownsList: (provider) => unwrap(commands.cooldownsList(provider)),
+    cooldownsClear: (request) => unwrap(commands.cooldownsClear(request)),
+    lockoutsList: () => unwrap(commands.lockoutsList()),
+    lockoutsClear: (request) => unwrap(commands.lockoutsClear(request)),
+    modelLockoutGet: () => unwrap(commands.modelLockoutGet()),
+    modelLockoutPatch: (patch) => unwrap(commands.modelLockoutPatch(patch)),
+    gatewayStatus: () => unwrap(commands.gatewayStatus()),
+    gatewaySetPaused: (request) => unwrap(commands.gatewaySetPaused(request)),
+    desktopPrefsGet: () => unwrap(commands.desktopPrefsGet()),
+    desktopPrefsSet: (prefs) => unwrap(commands.desktopPrefsSet(prefs)),
+    desktopStatus: () => unwrap(commands.desktopStatus()),
+    subscribe(onEvent, onMode) {
+      let stopped = false;
+      const unlisteners: UnlistenFn[] = [];
+      onMode?.("push");
+      for (const name of EVENT_NAMES) {
+        listenTo(name, () => onEvent(name))
+          .then((unlisten) => {
+            if (stopped) unlisten();
+            else unlisteners.push(unlisten);
+          })
+          .catch(() => {
+            // Event plugin unavailable: the pages still work, they just refresh on demand.
+          });
+      }
+      return () => {
+        stopped = true;
+        for (const u of unlisteners.splice(0)) u();
+      };
+    },
+  };
+}
+
+function listenTo(name: EventName, cb: () => void): Promise<UnlistenFn> {
+  return events[name].listen(cb);
+}

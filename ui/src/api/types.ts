@@ -1,0 +1,116 @@
+// The one management interface the UI talks to. Two adapters implement it: `ipcApi`
+// (Tauri commands through the generated bindings) and `httpApi` (the REST twins).
+// Every method resolves with the typed result or rejects with `ApiError`.
+import type {
+  AliasView,
+  ApiKeyCreatedResult,
+  ApiKeyCreateRequest,
+  ApiKeyView,
+  BreakerResetRequest,
+  BreakerResetResult,
+  ComboView,
+  ConnectionCooldownView,
+  ConnectionCreateRequest,
+  ConnectionPatch,
+  ConnectionTestResult,
+  ConnectionView,
+  CooldownsClearRequest,
+  CooldownsClearResult,
+  DesktopPrefs,
+  DesktopStatusView,
+  GatewayStatusView,
+  HealthView,
+  LockoutClearRequest,
+  LockoutClearResult,
+  LogsQuery,
+  ModelLockoutPatch,
+  ModelLockoutSettings,
+  ModelLockoutView,
+  MonitoringSummaryView,
+  ProviderBreakerView,
+  RequestLogEntryView,
+  ResilienceSettings,
+  ResilienceSettingsPatch,
+  SettingsRanges,
+} from "../ipc/bindings";
+
+/** Change events pushed by the gateway (tauri-specta names; identical SSE event names). */
+export const EVENT_NAMES = [
+  "breakersChanged",
+  "cooldownsChanged",
+  "lockoutsChanged",
+  "lanesChanged",
+  "connectionsChanged",
+  "settingsChanged",
+  "routingChanged",
+] as const;
+
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export function isEventName(name: string): name is EventName {
+  return (EVENT_NAMES as readonly string[]).includes(name);
+}
+
+/** How live updates currently arrive. */
+export type LiveMode = "push" | "polling";
+
+export interface Api {
+  /** Which transport this adapter uses. */
+  readonly transport: "ipc" | "http";
+
+  connectionsList(): Promise<ConnectionView[]>;
+  connectionsGet(id: string): Promise<ConnectionView>;
+  connectionsCreate(request: ConnectionCreateRequest): Promise<ConnectionView>;
+  connectionsUpdate(id: string, patch: ConnectionPatch): Promise<ConnectionView>;
+  connectionsDelete(id: string): Promise<null>;
+  connectionsTest(id: string): Promise<ConnectionTestResult>;
+
+  keysList(): Promise<ApiKeyView[]>;
+  keysCreate(request: ApiKeyCreateRequest): Promise<ApiKeyCreatedResult>;
+  keysDelete(id: string): Promise<null>;
+
+  combosList(): Promise<ComboView[]>;
+  combosPut(combo: ComboView): Promise<ComboView>;
+  combosDelete(name: string): Promise<null>;
+
+  aliasesList(): Promise<AliasView[]>;
+  aliasesPut(alias: AliasView): Promise<AliasView>;
+  aliasesDelete(from: string): Promise<null>;
+
+  monitoringHealth(): Promise<HealthView>;
+  monitoringSummary(): Promise<MonitoringSummaryView>;
+  logsList(query: LogsQuery): Promise<RequestLogEntryView[]>;
+
+  resilienceGet(): Promise<ResilienceSettings>;
+  resiliencePatch(patch: ResilienceSettingsPatch): Promise<ResilienceSettings>;
+  resilienceDefaults(): Promise<ResilienceSettings>;
+  resilienceRanges(): Promise<SettingsRanges>;
+
+  breakersList(): Promise<ProviderBreakerView[]>;
+  breakersReset(request: BreakerResetRequest): Promise<BreakerResetResult>;
+
+  cooldownsList(provider: string | null): Promise<ConnectionCooldownView[]>;
+  cooldownsClear(request: CooldownsClearRequest): Promise<CooldownsClearResult>;
+
+  lockoutsList(): Promise<ModelLockoutView[]>;
+  lockoutsClear(request: LockoutClearRequest): Promise<LockoutClearResult>;
+
+  modelLockoutGet(): Promise<ModelLockoutSettings>;
+  modelLockoutPatch(patch: ModelLockoutPatch): Promise<ModelLockoutSettings>;
+
+  gatewayStatus(): Promise<GatewayStatusView>;
+  gatewaySetPaused(request: { paused: boolean }): Promise<GatewayStatusView>;
+
+  /** Desktop only (absent over HTTP). */
+  desktopPrefsGet?(): Promise<DesktopPrefs>;
+  /** Desktop only (absent over HTTP). */
+  desktopPrefsSet?(prefs: DesktopPrefs): Promise<DesktopPrefs>;
+  /** Desktop only (absent over HTTP). */
+  desktopStatus?(): Promise<DesktopStatusView>;
+
+  /**
+   * Subscribes to change events. `onEvent` receives each event name; `onMode` learns
+   * whether events are pushed or synthesised by polling. Returns the unsubscribe.
+   */
+  subscribe(onEvent: (name: EventName) => void, onMode?: (mode: LiveMode) => void): () => void;
+}

@@ -1,0 +1,125 @@
+// Connections: the list with live status, add / edit / delete / test.
+import { useMemo, useState } from "react";
+import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
+import { formatInt } from "../../shared/format";
+import { EmptyState, ErrorState, Loading } from "../../shared/states";
+import { useConnectionsQuery, useCooldownsQuery, useDeleteConnection, useTestConnection } from "./api";
+import { ConnectionForm } from "./components/ConnectionForm";
+import { ConnectionsTable } from "./components/ConnectionsTable";
+
+type Editing = { mode: "add" } | { mode: "edit"; id: string } | null;
+
+type Notice = { tone: "ok" | "error"; text: string };
+
+function describeTest(c: ConnectionView, r: ConnectionTestResult): Notice {
+  const status = r.status === null ? "no HTTP status" : `HTTP ${r.status}`;
+  return {
+    tone: r.ok ? "ok" : "error",
+    text: `Test of ${c.name}: ${r.ok ? "OK" : "failed"} (${status}, ${formatInt(r.latencyMs)} ms). ${r.message}`,
+  };
+}
+
+export function ConnectionsPage() {
+  const connections = useConnectionsQuery();
+  const cooldowns = useCooldownsQuery();
+  const test = useTestConnection();
+  const del = useDeleteConnection();
+  const [editing, setEditing] = useState<Editing>(null);
+  const [notice, setNotice] = useState<Notice | null>(null);
+
+  const cooldownMap = useMemo(
+    () => (cooldowns.data ? new Map(cooldowns.data.map((c) => [c.connection, c])) : undefined),
+    [cooldowns.data],
+  );
+  const editingConnection =
+    editing?.mode === "edit" ? connections.data?.find((c) => c.id === editing.id) : undefined;
+
+  const runTest = (c: ConnectionView) => {
+    setNotice(null);
+    test.mutate(c.id, {
+      onSuccess: (r) => setNotice(describeTest(c, r)),
+      onError: (e) => setNotice({ tone: "error", text: `Test of ${c.name} could not run: ${e.message}` }),
+    });
+  };
+
+  const remove = (c: ConnectionView) =>
+    del
+      .mutateAsync(c.id)
+      .then(() => {
+        setNotice({ tone: "ok", text: `Deleted ${c.name}.` });
+        if (editing?.mode === "edit" && editing.id === c.id) setEditing(null);
+      })
+      .catch((e: Error) => setNotice({ tone: "error", text: `Could not delete ${c.name}: ${e.message}` }));
+
+  return (
+    <div className="page">
+      <header className="page-header page-header-row">
+        <div>
+          <h1>Connections</h1>
+          <p className="page-lead">Provider accounts and keys the gateway spreads your agents’ traffic over.</p>
+        </div>
+        {editing === null && connections.isSuccess && (
+          <button type="button" className="btn btn-primary" onClick={() => setEditing({ mode: "add" })}>
+            Add connection
+          </button>
+        )}
+      </header>
+      <p className={`notice${notice ? ` notice-${notice.tone}` : ""}`} role="status">
+        {notice?.text}
+      </p>
+      {editing?.mode === "add" && (
+        <ConnectionForm
+          onCancel={() => setEditing(null)}
+          onDone={(saved) => {
+            setEditing(null);
+            setNotice({ tone: "ok", text: `Added ${saved.name}.` });
+          }}
+        />
+      )}
+      {editing?.mode === "edit" && editingConnection && (
+        <ConnectionForm
+          key={editingConnection.id}
+          connection={editingConnection}
+          onCancel={() => setEditing(null)}
+          onDone={(saved) => {
+            setEditing(null);
+            setNotice({ tone: "ok", text: `Saved ${saved.name}.` });
+          }}
+        />
+      )}
+      {connections.isPending ? (
+        <Loading label="Loading connections…" />
+      ) : connections.isError ? (
+        <ErrorState
+          title="Could not load connections"
+          error={connections.error}
+          onRetry={() => void connections.refetch()}
+        />
+      ) : connections.data.length === 0 ? (
+        <EmptyState title="No connections yet">
+          Add a provider account or API key (Claude subscription, Anthropic or OpenAI keys, GLM, OpenRouter,
+          Ollama…). Each connection then appears here with its status and any cooldown counting down.
+        </EmptyState>
+      ) : (
+        <section className="card card-flush" aria-label="Connection list">
+          {cooldowns.isError && (
+            <p className="inline-error" role="alert">
+              Cooldown states are unavailable: {cooldowns.error.message}
+            </p>
+          )}
+          <ConnectionsTable
+            connections={connections.data}
+            cooldowns={cooldownMap}
+            testingId={test.isPending ? (test.variables ?? null) : null}
+            onEdit={(c) => {
+              setNotice(null);
+              setEditing({ mode: "edit", id: c.id });
+            }}
+            onTest={runTest}
+            onDelete={remove}
+          />
+        </section>
+      )}
+    </div>
+  );
+}

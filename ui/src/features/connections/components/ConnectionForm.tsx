@@ -1,0 +1,272 @@
+// Add / edit a connection. Secrets are write-only: empty secret fields keep the
+// stored ones. Server issues land on the field whose JSON pointer matches; the rest
+// are listed at the top of the form.
+import { useMemo, useState, type FormEvent } from "react";
+import type { ApiFormat, AuthKind, ConnectionView } from "../../../ipc/bindings";
+import { FormErrors, NumberField, SelectField, Switch, TextField } from "../../../shared/fields";
+import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { useCreateConnection, useUpdateConnection } from "../api";
+import {
+  buildCreateRequest,
+  buildPatch,
+  EMPTY_FORM,
+  formFromConnection,
+  isClaudeOAuth,
+  type ConnectionFormState,
+} from "../form";
+import { ClaudeSection } from "./ClaudeSection";
+
+const KNOWN_PROVIDERS = ["anthropic", "openai", "openai-compatible", "glm", "openrouter", "ollama", "lmstudio"];
+
+const AUTH_OPTIONS: { value: AuthKind; label: string }[] = [
+  { value: "api_key", label: "API key" },
+  { value: "oauth", label: "OAuth (subscription account)" },
+  { value: "none", label: "None (local server)" },
+];
+
+export function ConnectionForm({
+  connection,
+  onDone,
+  onCancel,
+}: {
+  /** The connection being edited (live from the list); absent when adding. */
+  connection?: ConnectionView;
+  onDone: (saved: ConnectionView) => void;
+  onCancel: () => void;
+}) {
+  const editing = connection !== undefined;
+  const [state, setState] = useState<ConnectionFormState>(() =>
+    connection ? formFromConnection(connection) : EMPTY_FORM,
+  );
+  const create = useCreateConnection();
+  const update = useUpdateConnection();
+  const busy = create.isPending || update.isPending;
+  const claude = isClaudeOAuth(state.provider, state.authKind);
+
+  const visiblePaths = useMemo(() => {
+    const paths = ["/name", "/apiFormat", "/authKind", "/baseUrl", "/priority", "/maxConcurrent", "/enabled", "/models"];
+    if (!editing) paths.push("/provider", "/id");
+    if (state.authKind === "api_key") paths.push("/apiKey");
+    if (state.authKind === "oauth") paths.push("/accessToken", "/refreshToken");
+    if (claude) {
+      paths.push("/providerSpecific/lowPriorityMode", "/providerSpecific/autoLimitReset", "/providerSpecific/organizationUUID");
+    }
+    return paths;
+  }, [editing, state.authKind, claude]);
+  const errors = useFieldErrors(visiblePaths);
+
+  const set = (change: Partial<ConnectionFormState>) => setState((s) => ({ ...s, ...change }));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    try {
+      if (connection) {
+        const built = buildPatch(connection, state);
+        if (Object.keys(built.errors).length) return errors.setClientErrors(built.errors);
+        onDone(await update.mutateAsync({ id: connection.id, patch: built.value }));
+      } else {
+        const built = buildCreateRequest(state);
+        if (Object.keys(built.errors).length) return errors.setClientErrors(built.errors);
+        onDone(await create.mutateAsync(built.value));
+      }
+      errors.clear();
+    } catch (err) {
+      errors.setError(err);
+    }
+  };
+
+  const title = editing ? `Edit ${connection.name}` : "Add connection";
+  const secretHelp = (stored: boolean) => (editing && stored ? "A secret is stored; leave empty to keep it." : undefined);
+
+  return (
+    <section className="card form-card" aria-labelledby="conn-form-title">
+      <header className="card-header">
+        <h2 id="conn-form-title">{title}</h2>
+      </header>
+      <form noValidate onSubmit={submit}>
+        <FormErrors error={errors.error} issues={errors.formIssues} />
+        <div className="field-grid">
+          {editing ? (
+            <div className="field">
+              <span className="field-label">Provider / id</span>
+              <p className="field-static">
+                {connection.provider} / <code>{connection.id}</code>
+              </p>
+            </div>
+          ) : (
+            <>
+              <TextField
+                id="conn-provider"
+                label="Provider"
+                path="/provider"
+                value={state.provider}
+                onChange={(v) => set({ provider: v })}
+                list="conn-provider-list"
+                required
+                help="Provider id: anthropic, openai, openai-compatible, glm, …"
+                error={errors.fieldError("/provider")}
+              />
+              <datalist id="conn-provider-list">
+                {KNOWN_PROVIDERS.map((p) => (
+                  <option key={p} value={p} />
+                ))}
+              </datalist>
+              <TextField
+                id="conn-id"
+                label="ID"
+                path="/id"
+                value={state.id}
+                onChange={(v) => set({ id: v })}
+                placeholder="generated when empty"
+                help="Letters, digits, '.', '_' or '-' (1–64)."
+                error={errors.fieldError("/id")}
+              />
+            </>
+          )}
+          <TextField
+            id="conn-name"
+            label="Name"
+            path="/name"
+            value={state.name}
+            onChange={(v) => set({ name: v })}
+            placeholder={editing ? undefined : "defaults to the id"}
+            error={errors.fieldError("/name")}
+          />
+          <SelectField<"" | ApiFormat>
+            id="conn-api-format"
+            label="API format"
+            path="/apiFormat"
+            value={state.apiFormat}
+            onChange={(v) => set({ apiFormat: v })}
+            options={[
+              ...(editing ? [] : [{ value: "" as const, label: "Implied by the provider" }]),
+              { value: "anthropic", label: "Anthropic Messages" },
+              { value: "openai", label: "OpenAI (Chat Completions / Responses)" },
+            ]}
+            error={errors.fieldError("/apiFormat")}
+          />
+          <SelectField<AuthKind>
+            id="conn-auth-kind"
+            label="Authentication"
+            path="/authKind"
+            value={state.authKind}
+            onChange={(v) => set({ authKind: v })}
+            options={AUTH_OPTIONS}
+            error={errors.fieldError("/authKind")}
+          />
+          {state.authKind === "api_key" && (
+            <TextField
+              id="conn-api-key"
+              label="API key"
+              path="/apiKey"
+              type="password"
+              value={state.apiKey}
+              onChange={(v) => set({ apiKey: v })}
+              placeholder={editing && connection.hasSecret ? "•••••••• (unchanged)" : undefined}
+              help={secretHelp(connection?.hasSecret ?? false)}
+              error={errors.fieldError("/apiKey")}
+            />
+          )}
+          {state.authKind === "oauth" && (
+            <>
+              <TextField
+                id="conn-access-token"
+                label="Access token"
+                path="/accessToken"
+                type="password"
+                value={state.accessToken}
+                onChange={(v) => set({ accessToken: v })}
+                placeholder={editing && connection.hasSecret ? "•••••••• (unchanged)" : undefined}
+                help={secretHelp(connection?.hasSecret ?? false)}
+                error={errors.fieldError("/accessToken")}
+              />
+              <TextField
+                id="conn-refresh-token"
+                label="Refresh token"
+                path="/refreshToken"
+                type="password"
+                value={state.refreshToken}
+                onChange={(v) => set({ refreshToken: v })}
+                placeholder={editing && connection.hasRefreshToken ? "•••••••• (unchanged)" : "optional"}
+                help={secretHelp(connection?.hasRefreshToken ?? false)}
+                error={errors.fieldError("/refreshToken")}
+              />
+            </>
+          )}
+          <TextField
+            id="conn-base-url"
+            label="Base URL"
+            path="/baseUrl"
+            type="url"
+            value={state.baseUrl}
+            onChange={(v) => set({ baseUrl: v })}
+            placeholder={editing ? connection.effectiveBaseUrl : "provider default"}
+            help="Override for self-hosted or compatible services; empty uses the provider's default."
+            error={errors.fieldError("/baseUrl")}
+          />
+          <NumberField
+            id="conn-priority"
+            label="Priority"
+            path="/priority"
+            value={state.priority}
+            onChange={(v) => set({ priority: v })}
+            showRange={false}
+            help="Lower numbers are tried first."
+            error={errors.fieldError("/priority")}
+          />
+          <NumberField
+            id="conn-max-concurrent"
+            label="Max concurrent requests"
+            path="/maxConcurrent"
+            value={state.maxConcurrent}
+            onChange={(v) => set({ maxConcurrent: v })}
+            optional
+            range={{ path: "/maxConcurrent", kind: "integer", min: 1, max: 10000, unit: null, allowed: [] }}
+            placeholder="no cap"
+            error={errors.fieldError("/maxConcurrent")}
+          />
+          <Switch
+            id="conn-enabled"
+            label="Enabled"
+            path="/enabled"
+            checked={state.enabled}
+            onChange={(v) => set({ enabled: v })}
+            help="Disabled connections are never routed to."
+            error={errors.fieldError("/enabled")}
+          />
+          <TextField
+            id="conn-models"
+            label="Models"
+            path="/models"
+            multiline
+            value={state.models}
+            onChange={(v) => set({ models: v })}
+            help="Model ids this connection serves, separated by commas or lines."
+            error={errors.fieldError("/models")}
+          />
+        </div>
+        {claude && (
+          <ClaudeSection
+            lowPriorityMode={state.lowPriorityMode}
+            autoLimitReset={state.autoLimitReset}
+            organizationUUID={state.organizationUUID}
+            onChange={set}
+            fieldError={errors.fieldError}
+            wall={editing ? connection.claudeWall : undefined}
+          />
+        )}
+        <div className="card-actions">
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            Save
+          </button>
+          <button type="button" className="btn btn-ghost" onClick={onCancel}>
+            Cancel
+          </button>
+          <span className="card-status" role="status">
+            {busy ? "Saving…" : null}
+          </span>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,120 @@
+// The connections list: provider, name, status badge, live cooldown countdown,
+// and the row actions (edit, test, delete).
+import type { ConnectionCooldownView, ConnectionView } from "../../../ipc/bindings";
+import { ConfirmAction } from "../../../shared/ConfirmAction";
+import { Countdown } from "../../../shared/Countdown";
+import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
+import { useNow } from "../../../shared/useNow";
+
+export function ConnectionsTable({
+  connections,
+  cooldowns,
+  testingId,
+  onEdit,
+  onTest,
+  onDelete,
+}: {
+  connections: ConnectionView[];
+  /** Cooldown rows by connection id; undefined while unknown. */
+  cooldowns: Map<string, ConnectionCooldownView> | undefined;
+  testingId: string | null;
+  onEdit: (c: ConnectionView) => void;
+  onTest: (c: ConnectionView) => void;
+  onDelete: (c: ConnectionView) => Promise<unknown>;
+}) {
+  const now = useNow();
+  const sorted = [...connections].sort(
+    (a, b) => a.provider.localeCompare(b.provider) || a.priority - b.priority || a.name.localeCompare(b.name),
+  );
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="sr-only">Connections</caption>
+        <thead>
+          <tr>
+            <th scope="col">Provider</th>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Cooldown</th>
+            <th scope="col">Priority</th>
+            <th scope="col">Models</th>
+            <th scope="col">
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {sorted.map((c) => {
+            const cd = cooldowns?.get(c.id);
+            const status = cooldowns === undefined ? null : (cd?.status ?? "active");
+            const laneUntil = c.claudeWall?.laneActiveUntil ?? null;
+            return (
+              <tr key={c.id}>
+                <td>{c.provider}</td>
+                <th scope="row" className="cell-name">
+                  <span>{c.name}</span>
+                  <code className="muted small">{c.id}</code>
+                </th>
+                <td>
+                  <ConnectionStatusBadge status={status} enabled={c.enabled} />
+                  {laneUntil !== null && laneUntil > now && <span className="badge badge-info">Slow lane</span>}
+                </td>
+                <td>
+                  {cd && cd.status === "unavailable" ? (
+                    <Countdown expiresAt={cd.rateLimitedUntil} expiredLabel="ending" />
+                  ) : (
+                    <span className="muted">—</span>
+                  )}
+                  {cd && cd.lockouts.length > 0 && (
+                    <div className="small">
+                      <a href="#/model-lockout">
+                        {cd.lockouts.length} model lockout{cd.lockouts.length === 1 ? "" : "s"}
+                      </a>
+                    </div>
+                  )}
+                </td>
+                <td>{c.priority}</td>
+                <td className="small">
+                  {c.models.length ? (
+                    <span title={c.models.join(", ")}>
+                      {c.models.slice(0, 3).join(", ")}
+                      {c.models.length > 3 ? ` +${c.models.length - 3}` : ""}
+                    </span>
+                  ) : (
+                    <span className="muted">any</span>
+                  )}
+                </td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    aria-label={`Edit connection ${c.name}`}
+                    onClick={() => onEdit(c)}
+                  >
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    aria-label={`Test connection ${c.name}`}
+                    disabled={testingId === c.id}
+                    onClick={() => onTest(c)}
+                  >
+                    {testingId === c.id ? "Testing…" : "Test"}
+                  </button>
+                  <ConfirmAction
+                    label="Delete"
+                    accessibleLabel={`Delete connection ${c.name}`}
+                    prompt={`Delete “${c.name}”? Its credentials are removed.`}
+                    confirmLabel="Delete connection"
+                    onConfirm={() => onDelete(c)}
+                  />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,144 @@
+// Cooldown Manager: every connection taken out of routing (cooldowns, model lockouts,
+// terminal states), filter by provider, clear one / a selection / all, and the
+// cooldown settings.
+import { useMemo, useState } from "react";
+import type { CooldownsClearRequest, CooldownsClearResult } from "../../ipc/bindings";
+import { SelectField } from "../../shared/fields";
+import { EmptyState, ErrorState, Loading } from "../../shared/states";
+import { isTerminal } from "../../shared/StatusBadge";
+import { useClearCooldowns, useCooldownsQuery, useRanges, useResilienceDefaultsQuery, useResilienceQuery } from "./api";
+import { CooldownSettingsCard } from "./components/CooldownSettingsCard";
+import { CooldownTable } from "./components/CooldownTable";
+
+export function describeClear(r: CooldownsClearResult): string {
+  return `Cleared ${r.cleared}, unchanged ${r.unchanged}, skipped terminal ${r.skippedTerminal}, lockouts cleared ${r.lockoutsCleared}.`;
+}
+
+export function CooldownsPage() {
+  const cooldowns = useCooldownsQuery();
+  const settings = useResilienceQuery();
+  const defaults = useResilienceDefaultsQuery();
+  const ranges = useRanges();
+  const clear = useClearCooldowns();
+  const [provider, setProvider] = useState("");
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [message, setMessage] = useState<{ tone: "ok" | "error"; text: string } | null>(null);
+
+  const outOfRouting = useMemo(
+    () => (cooldowns.data ?? []).filter((r) => r.status !== "active" || r.lockouts.length > 0),
+    [cooldowns.data],
+  );
+  const providers = useMemo(
+    () => [...new Set((cooldowns.data ?? []).map((r) => r.provider))].sort(),
+    [cooldowns.data],
+  );
+  const rows = provider ? outOfRouting.filter((r) => r.provider === provider) : outOfRouting;
+  const clearable = rows.filter((r) => !isTerminal(r.status));
+  const selectedVisible = clearable.filter((r) => selected.has(r.connection)).map((r) => r.connection);
+
+  const run = (request: CooldownsClearRequest) => {
+    setMessage(null);
+    clear.mutate(request, {
+      onSuccess: (r) => {
+        setMessage({ tone: "ok", text: describeClear(r) });
+        setSelected((s) => {
+          const next = new Set(s);
+          for (const id of request.connectionIds) next.delete(id);
+          if (request.all) next.clear();
+          return next;
+        });
+      },
+      onError: (e) => setMessage({ tone: "error", text: `Clear failed: ${e.message}` }),
+    });
+  };
+
+  const toggle = (id: string) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+
+  return (
+    <div className="page">
+      <header className="page-header">
+        <h1>Cooldown Manager</h1>
+        <p className="page-lead">
+          Connections the gateway has taken out of routing for a transient reason, and the ones in a terminal
+          state. Clearing puts a connection back into rotation at once.
+        </p>
+      </header>
+      <div className="card-grid">
+        <section className="card card-wide" aria-labelledby="cooldowns-title">
+          <header className="card-header">
+            <h2 id="cooldowns-title">Out of routing (live)</h2>
+          </header>
+          <p className={`notice${message ? ` notice-${message.tone}` : ""}`} role="status">
+            {message?.text}
+          </p>
+          {cooldowns.isPending ? (
+            <Loading label="Loading cooldowns…" />
+          ) : cooldowns.isError ? (
+            <ErrorState title="Could not load cooldowns" error={cooldowns.error} onRetry={() => void cooldowns.refetch()} />
+          ) : (
+            <>
+              <div className="toolbar">
+                <SelectField
+                  id="cooldown-provider"
+                  label="Provider"
+                  value={provider}
+                  onChange={(v) => setProvider(v)}
+                  options={[{ value: "", label: "All providers" }, ...providers.map((p) => ({ value: p, label: p }))]}
+                />
+                <div className="toolbar-actions">
+                  <button
+                    type="button"
+                    className="btn"
+                    disabled={clear.isPending || selectedVisible.length === 0}
+                    onClick={() => run({ connectionIds: selectedVisible, all: false, provider: null })}
+                  >
+                    Clear selected{selectedVisible.length ? ` (${selectedVisible.length})` : ""}
+                  </button>
+                  <button
+                    type="button"
+                    className="btn btn-primary"
+                    disabled={clear.isPending || clearable.length === 0}
+                    onClick={() => run({ connectionIds: [], all: true, provider: provider || null })}
+                  >
+                    {provider ? `Clear all of ${provider}` : "Clear all"}
+                  </button>
+                </div>
+              </div>
+              {rows.length === 0 ? (
+                <EmptyState title={provider ? `Nothing out of routing for ${provider}` : "Every connection is in rotation"}>
+                  A connection appears here when it is cooling down after a rate limit or failure, when one of its
+                  models is locked out, or when it is in a terminal state (banned, expired, credits exhausted).
+                </EmptyState>
+              ) : (
+                <CooldownTable
+                  rows={rows}
+                  selected={selected}
+                  onToggle={toggle}
+                  onClear={(id) => run({ connectionIds: [id], all: false, provider: null })}
+                  busy={clear.isPending}
+                />
+              )}
+            </>
+          )}
+        </section>
+        {settings.isPending ? (
+          <Loading label="Loading cooldown settings…" />
+        ) : settings.isError ? (
+          <ErrorState
+            title="Could not load cooldown settings"
+            error={settings.error}
+            onRetry={() => void settings.refetch()}
+          />
+        ) : (
+          <CooldownSettingsCard settings={settings.data} defaults={defaults.data} ranges={ranges} />
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+// Overview: gateway base URL and pause state, client keys, agent setup, activity.
+import { useState } from "react";
+import { useApi } from "../../api/ApiProvider";
+import { ErrorState, Loading } from "../../shared/states";
+import { useGatewayQuery } from "./api";
+import { ActivityCard } from "./components/ActivityCard";
+import { ClientKeysCard, type CreatedKey } from "./components/ClientKeysCard";
+import { DesktopPrefsCard } from "./components/DesktopPrefsCard";
+import { GatewayCard, PausedBanner } from "./components/GatewayCard";
+import { SetupCard } from "./components/SetupCard";
+
+export function OverviewPage() {
+  const api = useApi();
+  const gateway = useGatewayQuery();
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+
+  return (
+    <div className="page">
+      <header className="page-header">
+        <h1>Overview</h1>
+        <p className="page-lead">Point your agents at the gateway and watch how their traffic is doing.</p>
+      </header>
+      {gateway.isPending ? (
+        <Loading label="Loading gateway status…" />
+      ) : gateway.isError ? (
+        <ErrorState
+          title="Could not load the gateway status"
+          error={gateway.error}
+          onRetry={() => void gateway.refetch()}
+        />
+      ) : (
+        <>
+          <PausedBanner status={gateway.data} />
+          <div className="card-grid">
+            <GatewayCard status={gateway.data} />
+            <ClientKeysCard created={created} onCreated={setCreated} onDismiss={() => setCreated(null)} />
+            <SetupCard baseUrl={gateway.data.baseUrl} secret={created?.secret ?? null} />
+            <ActivityCard />
+            {api.desktopPrefsGet ? <DesktopPrefsCard /> : null}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,73 @@
+// Overview queries and mutations: gateway status and pause, request counts, client
+// keys, desktop preferences.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useApi } from "../../api/ApiProvider";
+import { queryKeys } from "../../api/queryKeys";
+import type { ApiKeyCreateRequest, DesktopPrefs } from "../../ipc/bindings";
+
+export { useGatewayQuery } from "../../api/sharedQueries";
+
+export function useSetPaused() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (paused: boolean) => api.gatewaySetPaused({ paused }),
+    onSuccess: (status) => qc.setQueryData(queryKeys.gateway, status),
+  });
+}
+
+export function useSummaryQuery() {
+  const api = useApi();
+  // The request log has no change event; refresh it on a gentle timer.
+  return useQuery({ queryKey: queryKeys.summary, queryFn: () => api.monitoringSummary(), refetchInterval: 15_000 });
+}
+
+export function useHealthQuery() {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.health, queryFn: () => api.monitoringHealth() });
+}
+
+export function useKeysQuery() {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.keys, queryFn: () => api.keysList() });
+}
+
+export function useCreateKey() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (request: ApiKeyCreateRequest) => api.keysCreate(request),
+    onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.keys }),
+  });
+}
+
+export function useDeleteKey() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => api.keysDelete(id),
+    onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.keys }),
+  });
+}
+
+/** Desktop preferences; disabled (never fetched) outside the desktop app. */
+export function useDesktopPrefsQuery() {
+  const api = useApi();
+  return useQuery({
+    queryKey: queryKeys.desktopPrefs,
+    queryFn: () => api.desktopPrefsGet!(),
+    enabled: api.desktopPrefsGet !== undefined,
+  });
+}
+
+export function useSaveDesktopPrefs() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (prefs: DesktopPrefs) => api.desktopPrefsSet!(prefs),
+    onSuccess: (prefs) => {
+      qc.setQueryData(queryKeys.desktopPrefs, prefs);
+      void qc.invalidateQueries({ queryKey: queryKeys.desktopStatus });
+    },
+  });
+}

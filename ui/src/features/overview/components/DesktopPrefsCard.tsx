@@ -1,0 +1,109 @@
+// Desktop-only preferences (tauri-plugin-store): port, launch at login, start hidden,
+// theme. Rendered only inside the desktop app.
+import { useState, type FormEvent } from "react";
+import type { DesktopPrefs, DesktopTheme } from "../../../ipc/bindings";
+import { FormErrors, NumberField, SelectField, Switch } from "../../../shared/fields";
+import { ErrorState, Loading } from "../../../shared/states";
+import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { useDesktopPrefsQuery, useSaveDesktopPrefs } from "../api";
+
+const PREF_FIELDS = ["/port", "/launchAtLogin", "/startHidden", "/theme"] as const;
+
+export function DesktopPrefsCard() {
+  const prefs = useDesktopPrefsQuery();
+  return (
+    <section className="card" aria-labelledby="desktop-title">
+      <header className="card-header">
+        <h2 id="desktop-title">Desktop app</h2>
+      </header>
+      {prefs.isPending ? (
+        <Loading label="Loading preferences…" />
+      ) : prefs.isError ? (
+        <ErrorState title="Could not load preferences" error={prefs.error} onRetry={() => void prefs.refetch()} />
+      ) : (
+        <DesktopPrefsForm key={JSON.stringify(prefs.data)} prefs={prefs.data} />
+      )}
+    </section>
+  );
+}
+
+function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
+  const save = useSaveDesktopPrefs();
+  const [port, setPort] = useState(String(prefs.port));
+  const [launchAtLogin, setLaunchAtLogin] = useState(prefs.launchAtLogin);
+  const [startHidden, setStartHidden] = useState(prefs.startHidden);
+  const [theme, setTheme] = useState<DesktopTheme>(prefs.theme);
+  const [saved, setSaved] = useState(false);
+  const errors = useFieldErrors(PREF_FIELDS);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    if (!/^\d+$/.test(port.trim())) {
+      errors.setClientErrors({ "/port": "Enter a port number." });
+      return;
+    }
+    try {
+      await save.mutateAsync({ port: Number(port.trim()), launchAtLogin, startHidden, theme });
+      errors.clear();
+      setSaved(true);
+    } catch (err) {
+      errors.setError(err);
+    }
+  };
+
+  return (
+    <form noValidate onSubmit={submit}>
+      <div className="field-grid">
+        <NumberField
+          id="pref-port"
+          label="Port"
+          path="/port"
+          value={port}
+          onChange={setPort}
+          range={{ path: "/port", kind: "integer", min: 1024, max: 65535, unit: null, allowed: [] }}
+          help="The gateway's local port; agents' base URL changes with it."
+          error={errors.fieldError("/port")}
+        />
+        <SelectField<DesktopTheme>
+          id="pref-theme"
+          label="Theme"
+          path="/theme"
+          value={theme}
+          onChange={setTheme}
+          options={[
+            { value: "system", label: "System" },
+            { value: "light", label: "Light" },
+            { value: "dark", label: "Dark" },
+          ]}
+          error={errors.fieldError("/theme")}
+        />
+        <Switch
+          id="pref-launch"
+          label="Launch at login"
+          path="/launchAtLogin"
+          checked={launchAtLogin}
+          onChange={setLaunchAtLogin}
+          error={errors.fieldError("/launchAtLogin")}
+        />
+        <Switch
+          id="pref-hidden"
+          label="Start hidden in the tray"
+          path="/startHidden"
+          checked={startHidden}
+          onChange={setStartHidden}
+          error={errors.fieldError("/startHidden")}
+        />
+      </div>
+      <FormErrors error={errors.error} issues={errors.formIssues} />
+      <div className="card-actions">
+        <button type="submit" className="btn btn-primary" disabled={save.isPending}>
+          Save<span className="sr-only"> desktop preferences</span>
+        </button>
+        <span className="card-status" role="status">
+          {saved ? "Saved." : null}
+        </span>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,169 @@
+// The Resilience page's cards: one per group of ResilienceSettings, fields addressed
+// by their JSON pointer (which is also the ranges-table path and the issue path).
+import type { FieldSection, SettingField } from "../../shared/settingsForm";
+
+export type GroupDef = { key: string; title: string; description: string; sections: FieldSection[] };
+
+const int = (path: string, label: string, help?: string): SettingField => ({ kind: "int", path, label, help });
+const optInt = (path: string, label: string, help?: string): SettingField => ({
+  kind: "int",
+  path,
+  label,
+  help,
+  optional: true,
+});
+const bool = (path: string, label: string, help?: string): SettingField => ({ kind: "bool", path, label, help });
+
+function breakerProfile(profile: "oauth" | "apikey", who: string): FieldSection[] {
+  const p = `/providerBreaker/${profile}`;
+  return [
+    {
+      title: `${who} profile`,
+      fields: [
+        int(`${p}/degradationThreshold`, "Degradation threshold", "DEGRADED at this many failures (below the failure threshold)."),
+        int(`${p}/failureThreshold`, "Failure threshold", "OPEN (provider skipped) at this many failures."),
+        int(`${p}/resetTimeoutMs`, "Reset timeout (ms)", "How long the breaker stays open before one probe."),
+      ],
+    },
+    {
+      title: `${who} profile: open hold by failure kind`,
+      description: "Replaces the reset timeout for that kind of failure; empty uses the reset timeout.",
+      fields: [
+        optInt(`${p}/cooldownByKind/serverError`, "Server error (ms)"),
+        optInt(`${p}/cooldownByKind/timeout`, "Timeout (ms)"),
+        optInt(`${p}/cooldownByKind/unreachable`, "Unreachable (ms)"),
+        optInt(`${p}/cooldownByKind/rateLimit`, "Rate limit (ms)"),
+        optInt(`${p}/cooldownByKind/quotaExhausted`, "Quota exhausted (ms)"),
+      ],
+    },
+  ];
+}
+
+function gate(profile: "oauth" | "apikey", who: string): FieldSection {
+  const p = `/providerCooldown/${profile}`;
+  return {
+    title: `${who} providers`,
+    fields: [
+      int(`${p}/failureThreshold`, "Failure threshold", "Failures within the window that cool the provider."),
+      int(`${p}/failureWindowMs`, "Failure window (ms)"),
+      int(`${p}/cooldownMs`, "Cooldown (ms)", "How long the provider then cools."),
+    ],
+  };
+}
+
+export const GROUPS: GroupDef[] = [
+  {
+    key: "providerBreaker",
+    title: "Provider circuit breaker",
+    description:
+      "Counts provider-level failures (408, 500, 502, 503, 504) per provider. DEGRADED warns; OPEN skips the provider until a probe succeeds.",
+    sections: [...breakerProfile("oauth", "OAuth"), ...breakerProfile("apikey", "API-key")],
+  },
+  {
+    key: "providerCooldown",
+    title: "Provider cooldown gate",
+    description: "An optional windowed gate: too many failures within the window cool the whole provider. Off by default.",
+    sections: [
+      {
+        fields: [
+          bool("/providerCooldown/enabled", "Enabled"),
+          int("/providerCooldown/minRetryCooldownMs", "Min retry cooldown (ms)", "First cooldown of a connection entry; doubles per failure."),
+          int("/providerCooldown/maxRetryCooldownMs", "Max retry cooldown (ms)", "Cap of a connection entry's cooldown."),
+        ],
+      },
+      gate("oauth", "OAuth"),
+      gate("apikey", "API-key"),
+    ],
+  },
+  {
+    key: "connectionCooldown",
+    title: "Connection cooldown",
+    description: "A failing account or key cools for base × 2^level; the level is capped by the max backoff steps.",
+    sections: [
+      {
+        title: "OAuth connections",
+        fields: [
+          int("/connectionCooldown/oauth/baseCooldownMs", "Base cooldown (ms)"),
+          int("/connectionCooldown/oauth/maxBackoffSteps", "Max backoff steps"),
+        ],
+      },
+      {
+        title: "API-key connections",
+        fields: [
+          int("/connectionCooldown/apikey/baseCooldownMs", "Base cooldown (ms)"),
+          int("/connectionCooldown/apikey/maxBackoffSteps", "Max backoff steps"),
+        ],
+      },
+    ],
+  },
+  {
+    key: "streamStallCooldown",
+    title: "Stream stall cooldown",
+    description: "Whether a stalled stream also cools its connection (the error is recorded either way).",
+    sections: [{ fields: [bool("/streamStallCooldown/enabled", "Enabled")] }],
+  },
+  {
+    key: "requestQueue",
+    title: "Request queue",
+    description: "Local queueing per provider connection before and after dispatch.",
+    sections: [
+      {
+        fields: [
+          int("/requestQueue/maxWaitMs", "Max wait (ms)", "Queue-wait budget; a request over it never reaches the upstream."),
+          int("/requestQueue/executionMaxWaitMs", "Execution max wait (ms)", "Bound on execution after dispatch."),
+          int("/requestQueue/maxQueueDepth", "Max queue depth", "0 turns the depth cap off."),
+          bool("/requestQueue/autoEnableApiKeyProviders", "Auto-enable API-key providers", "Queue every active API-key connection."),
+        ],
+      },
+    ],
+  },
+  {
+    key: "quotaShareConcurrencyLimit",
+    title: "Quota-share concurrency limit",
+    description: "Serialize requests of several client keys sharing one capped account instead of flooding it.",
+    sections: [{ fields: [bool("/quotaShareConcurrencyLimit/enabled", "Enabled")] }],
+  },
+  {
+    key: "comboCooldownWait",
+    title: "Combo cooldown wait",
+    description: "Wait out a short transient cooldown and re-dispatch instead of failing with a 429.",
+    sections: [
+      {
+        fields: [
+          bool("/comboCooldownWait/enabled", "Enabled"),
+          int("/comboCooldownWait/maxWaitMs", "Max wait (ms)", "Longest single wait."),
+          int("/comboCooldownWait/maxAttempts", "Max attempts", "Re-dispatch cycles."),
+          int("/comboCooldownWait/budgetMs", "Budget (ms)", "Total wait per request (at least the max wait)."),
+        ],
+      },
+    ],
+  },
+  {
+    key: "streamRecovery",
+    title: "Stream recovery",
+    description: "Stall and throughput watchdogs for streaming responses.",
+    sections: [
+      {
+        fields: [
+          int("/streamRecovery/stallBudgetMs", "Stall budget (ms)", "No model output (reasoning counts) for this long aborts the attempt."),
+        ],
+      },
+      {
+        title: "Throughput watchdog",
+        fields: [
+          bool("/streamRecovery/throughputWatchdog/enabled", "Enabled"),
+          int("/streamRecovery/throughputWatchdog/warmupMs", "Warmup (ms)"),
+          int("/streamRecovery/throughputWatchdog/windowMs", "Window (ms)"),
+          int("/streamRecovery/throughputWatchdog/minUsefulBytesPerSecond", "Min useful bytes per second"),
+          int("/streamRecovery/throughputWatchdog/minUsefulBytes", "Min useful bytes"),
+        ],
+      },
+    ],
+  },
+  {
+    key: "sessionAffinityTtlMs",
+    title: "Session affinity",
+    description: "How long a client session stays pinned to one connection; 0 disables pinning.",
+    sections: [{ fields: [int("/sessionAffinityTtlMs", "Session affinity TTL (ms)")] }],
+  },
+];

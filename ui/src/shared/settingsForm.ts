@@ -1,0 +1,116 @@
+// Data-driven settings forms: fields addressed by JSON pointer, a draft of raw
+// user input per field, and the patch a draft turns into. A patch always carries the
+// whole top-level group(s) a form edits (the current values with the form's fields
+// applied), so the server validates cross-field rules on the complete group.
+
+export type SettingField =
+  | { kind: "int"; path: string; label: string; help?: string; optional?: boolean }
+  | { kind: "bool"; path: string; label: string; help?: string }
+  | { kind: "intList"; path: string; label: string; help?: string };
+
+export type FieldSection = { title?: string; description?: string; fields: SettingField[] };
+
+export type Draft = Record<string, string | boolean>;
+
+type Json = unknown;
+
+function tokens(path: string): string[] {
+  return path
+    .split("/")
+    .slice(1)
+    .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** The value at a JSON pointer, or undefined. */
+export function getAtPointer(doc: Json, path: string): Json {
+  let cur: Json = doc;
+  for (const t of tokens(path)) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string, Json>)[t];
+  }
+  return cur;
+}
+
+/** Sets a value at a JSON pointer, creating objects on the way. */
+export function setAtPointer(doc: Record<string, Json>, path: string, value: Json): void {
+  const ts = tokens(path);
+  let cur: Record<string, Json> = doc;
+  ts.forEach((t, i) => {
+    if (i === ts.length - 1) {
+      cur[t] = value;
+      return;
+    }
+    const next = cur[t];
+    if (next === null || typeof next !== "object" || Array.isArray(next)) cur[t] = {};
+    cur = cur[t] as Record<string, Json>;
+  });
+}
+
+export function allFields(sections: FieldSection[]): SettingField[] {
+  return sections.flatMap((s) => s.fields);
+}
+
+/** The draft showing a document's current values. */
+export function draftFrom(doc: Json, fields: SettingField[]): Draft {
+  const draft: Draft = {};
+  for (const f of fields) {
+    const v = getAtPointer(doc, f.path);
+    if (f.kind === "bool") draft[f.path] = v === true;
+    else if (f.kind === "intList") draft[f.path] = Array.isArray(v) ? v.join(", ") : "";
+    else draft[f.path] = typeof v === "number" ? String(v) : "";
+  }
+  return draft;
+}
+
+export function sameDraft(a: Draft, b: Draft): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/** Parses "403, 404\n429" into numbers; null when a token is not a whole number. */
+export function parseIntList(text: string): number[] | null {
+  const parts = text.split(/[\s,;]+/).filter((p) => p !== "");
+  if (!parts.every((p) => /^\d+$/.test(p))) return null;
+  return parts.map(Number);
+}
+
+export type BuiltPatch = {
+  /** `{ group: {...whole group with the draft applied} }` per top-level group touched. */
+  patch: Record<string, Json>;
+  /** Client-side problems that block sending (path → message). */
+  errors: Record<string, string>;
+};
+
+/**
+ * Turns a draft into a patch over `doc`. Numbers are sent as typed — even when out of
+ * range, since the gateway is the validator of record — but text that is not a whole
+ * number cannot be sent and becomes a client-side error. Empty optional numbers are
+ * sent as null ("not set").
+ */
+export function buildPatch(doc: Json, fields: SettingField[], draft: Draft): BuiltPatch {
+  const patch: Record<string, Json> = {};
+  const errors: Record<string, string> = {};
+  for (const f of fields) {
+    const top = tokens(f.path)[0];
+    if (!(top in patch)) {
+      const current = getAtPointer(doc, `/${top}`);
+      patch[top] = current !== null && typeof current === "object" ? structuredClone(current) : current;
+    }
+    const raw = draft[f.path];
+    if (f.kind === "bool") {
+      setAtPointer(patch, f.path, raw === true);
+    } else if (f.kind === "intList") {
+      const list = parseIntList(String(raw ?? ""));
+      if (list === null) errors[f.path] = "Enter whole numbers separated by commas.";
+      else setAtPointer(patch, f.path, list);
+    } else {
+      const text = String(raw ?? "").trim();
+      if (text === "" && f.optional) setAtPointer(patch, f.path, null);
+      else if (/^\d+$/.test(text)) setAtPointer(patch, f.path, Number(text));
+      else if (/^-\d+$/.test(text)) setAtPointer(patch, f.path, Number(text));
+      else errors[f.path] = text === "" ? "Enter a whole number." : "Enter a whole number (no units or decimals).";
+    }
+  }
+  return { patch, errors };
+}

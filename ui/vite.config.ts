@@ -1,0 +1,31 @@
+/// <reference types="vitest/config" />
+// Vite + Vitest configuration of the Switchyard settings UI.
+// The same build runs inside the Tauri webview (custom protocol) and under the
+// gateway's `/ui/` path, so every asset URL is relative (`base: './'`).
+import { fileURLToPath } from "node:url";
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+const uiRoot = fileURLToPath(new URL(".", import.meta.url));
+
+export default defineConfig({
+  root: uiRoot,
+  base: "./",
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    target: "es2021",
+  },
+  server: {
+    port: 5173,
+    strictPort: true,
+  },
+  test: {
+    root: uiRoot,
+    environment: "jsdom",
+    include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
+    setupFiles: ["src/test/setup.ts"],
+    restoreMocks: true,
+  },
+});
