@@ -164,11 +164,11 @@ export function SettingsCard({
         />
         <div className="card-actions">
           <button type="submit" className="btn btn-primary" disabled={busy}>
-            Save<span className="sr-only"> {title}</span>
+            Save <span className="sr-only">{title}</span>
           </button>
           {defaults !== undefined && (
             <button type="button" className="btn" disabled={busy} onClick={resetToDefaults}>
-              Reset<span className="sr-only"> {title}</span> to defaults
+              Reset <span className="sr-only">{title}</span> to defaults
             </button>
           )}
           {dirty && (

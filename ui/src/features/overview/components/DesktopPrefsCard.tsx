@@ -98,7 +98,7 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
       <FormErrors error={errors.error} issues={errors.formIssues} />
       <div className="card-actions">
         <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-          Save<span className="sr-only"> desktop preferences</span>
+          Save <span className="sr-only">desktop preferences</span>
         </button>
         <span className="card-status" role="status">
           {saved ? "Saved." : null}

@@ -1,0 +1,206 @@
+// Real-browser end-to-end test of the settings UI: a real `switchyard serve` serving
+// the built UI, a fake upstream provider, headless chromium driven by playwright-core.
+// Every step is checked twice: on the page and through the REST API.
+//
+// Run: cargo build -p switchyard-gateway -p switchyard-testkit --bins
+//      npm run ui:build && npm run ui:e2e      (or: node --test ui/e2e/)
+// The tests share one gateway and run in order; screenshots go to docs/screenshots/.
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import {
+  checkPrerequisites,
+  launchBrowser,
+  MODEL,
+  SCREENSHOT_DIR,
+  startFakeUpstream,
+  startGateway,
+  waitFor,
+} from "./harness.mjs";
+
+const anthropicError = (type, message) => ({ type: "error", error: { type, message } });
+
+describe("settings UI in a real browser", { timeout: 90_000 }, () => {
+  let fake;
+  let gw;
+  let browser;
+  let page;
+
+  before(async () => {
+    checkPrerequisites();
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    fake = await startFakeUpstream();
+    gw = await startGateway(fake.url);
+    browser = await launchBrowser();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.setDefaultTimeout(10_000);
+    const problems = [];
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+    page.problems = problems;
+    await page.goto(gw.uiUrl);
+    // The token is taken out of the URL and kept for the session.
+    await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
+    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+  });
+
+  after(async () => {
+    // Each step on its own: one failing must not leave the others running.
+    await browser?.close().catch(() => {});
+    await gw?.stop().catch(() => {});
+    await fake?.stop().catch(() => {});
+  });
+
+  /** Opens a page through the hash router and waits for its heading. */
+  async function open(route, heading) {
+    await page.goto(`${gw.baseUrl}/ui/#/${route}`);
+    await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+  }
+
+  async function screenshot(name) {
+    await page.screenshot({ path: join(SCREENSHOT_DIR, name), fullPage: false });
+  }
+
+  /** The edit form of a connection, opened from its row. */
+  async function openEditForm(name) {
+    await page.getByRole("button", { name: `Edit connection ${name}` }).click();
+    const form = page.getByRole("region", { name: `Edit ${name}` });
+    await form.waitFor();
+    return form;
+  }
+
+  test("Connections: the Claude switches are saved and survive a reload", async () => {
+    const before = await gw.get("/api/providers/claude-a");
+    assert.equal(before.providerSpecific?.lowPriorityMode ?? false, false);
+    assert.equal(before.providerSpecific?.autoLimitReset ?? false, false);
+
+    await open("connections", "Connections");
+    let form = await openEditForm("claude-a");
+    let claude = form.getByRole("region", { name: "Claude options" });
+    const lowPriority = claude.getByRole("switch", { name: "Low-priority lane (lowPriorityMode)" });
+    const autoReset = claude.getByRole("switch", { name: "Automatic limit reset (autoLimitReset)" });
+    assert.equal(await lowPriority.isChecked(), false);
+    assert.equal(await autoReset.isChecked(), false);
+    await lowPriority.check();
+    await autoReset.check();
+    await form.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "Saved claude-a." }).waitFor();
+
+    const saved = await gw.get("/api/providers/claude-a");
+    assert.equal(saved.providerSpecific.lowPriorityMode, true);
+    assert.equal(saved.providerSpecific.autoLimitReset, true);
+
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: "Connections" }).waitFor();
+    form = await openEditForm("claude-a");
+    claude = form.getByRole("region", { name: "Claude options" });
+    await waitFor(
+      async () =>
+        (await claude.getByRole("switch", { name: "Low-priority lane (lowPriorityMode)" }).isChecked()) &&
+        (await claude.getByRole("switch", { name: "Automatic limit reset (autoLimitReset)" }).isChecked()),
+      { what: "both Claude switches to be on after the reload" },
+    );
+    await screenshot("connections.png");
+    await form.getByRole("button", { name: "Cancel" }).click();
+  });
+
+  test("Resilience: an out-of-range value shows the server's message and stores nothing", async () => {
+    const path = "/connectionCooldown/oauth/baseCooldownMs";
+    const stored = await gw.get("/api/resilience");
+    // What the server says about this value (nothing is stored on a rejected write).
+    const rejected = await gw.api("PATCH", "/api/resilience", { connectionCooldown: { oauth: { baseCooldownMs: 999999999 } } });
+    assert.equal(rejected.status, 400);
+    const issue = rejected.body.issues.find((i) => i.path === path);
+    assert.ok(issue, `the 400 names ${path}: ${JSON.stringify(rejected.body)}`);
+
+    await open("resilience", "Resilience");
+    const input = page.locator(`input[data-path="${path}"]`);
+    assert.equal(await input.count(), 1, `one field with data-path=${path}`);
+    const field = page.locator(".field", { has: input });
+    const card = page.locator("form", { has: input });
+    await input.fill("999999999");
+    await card.getByRole("button", { name: /^Save/ }).click();
+
+    const error = field.locator(".field-error");
+    await error.waitFor();
+    assert.ok((await error.innerText()).includes(issue.message), `field error shows "${issue.message}"`);
+    assert.equal(await input.getAttribute("aria-invalid"), "true");
+    const range = await field.locator(".field-range").innerText();
+    assert.match(range, /0.600,000 ms/, `range text "${range}"`);
+    assert.equal(await input.inputValue(), "999999999", "the rejected input stays visible");
+    await screenshot("resilience.png");
+
+    assert.deepEqual(await gw.get("/api/resilience"), stored);
+  });
+
+  test("Cooldown Manager: a 429 cools claude-a, the countdown ticks, Clear puts it back", async () => {
+    await fake.push({
+      status: 429,
+      headers: { "retry-after": "120" },
+      body: anthropicError("rate_limit_error", "Number of requests has exceeded your rate limit."),
+    });
+    const served = await gw.message();
+    assert.equal(served.status, 200, `key-b serves after claude-a's 429: ${JSON.stringify(served.body)}`);
+    const cooled = (await gw.get("/api/resilience/cooldowns")).find((c) => c.connection === "claude-a");
+    assert.equal(cooled?.status, "unavailable", JSON.stringify(cooled));
+
+    await open("cooldowns", "Cooldown Manager");
+    const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "claude-a", exact: true }) });
+    const countdown = row.locator("time.countdown");
+    await countdown.waitFor();
+    const first = await countdown.innerText();
+    assert.match(first, /\d/, `countdown text "${first}"`);
+    await screenshot("cooldowns.png");
+    // The one deliberate wait: the countdown must tick on its own.
+    await new Promise((r) => setTimeout(r, 2_200));
+    const second = await countdown.innerText();
+    assert.notEqual(second, first, "the countdown ticks");
+
+    await page.getByRole("button", { name: "Clear cooldown of claude-a" }).click();
+    const status = page.getByRole("status").filter({ hasText: /^Cleared \d+/ });
+    await status.waitFor();
+    assert.match(await status.innerText(), /Cleared 1, unchanged 0, skipped terminal 0, lockouts cleared \d+\./);
+    await row.waitFor({ state: "detached" });
+
+    const cleared = (await gw.get("/api/resilience/cooldowns")).find((c) => c.connection === "claude-a");
+    assert.equal(cleared?.status, "active", JSON.stringify(cleared));
+    const calls = await fake.calls();
+    const again = await gw.message();
+    assert.equal(again.status, 200);
+    assert.equal(await fake.calls(), calls + 1, "one upstream call");
+    // The request log is written off the request path: poll for the newest row.
+    await waitFor(async () => (await gw.get("/api/logs?limit=1"))[0]?.connectionId === "claude-a", {
+      what: "the newest log row to name claude-a",
+    });
+  });
+
+  test("Model Lockout: a 503 locks the model, Re-enable removes the lockout", async () => {
+    const enabled = await gw.api("PATCH", "/api/resilience/model-lockout", { enabled: true });
+    assert.equal(enabled.status, 200, JSON.stringify(enabled.body));
+    await fake.push({ status: 503, body: anthropicError("overloaded_error", "Overloaded") });
+    const served = await gw.message();
+    assert.equal(served.status, 200, `key-b serves after claude-a's 503: ${JSON.stringify(served.body)}`);
+    const locks = await gw.get("/api/resilience/model-cooldowns");
+    assert.ok(
+      locks.some((l) => l.connection === "claude-a" && l.model === MODEL),
+      `claude-a/${MODEL} is locked: ${JSON.stringify(locks)}`,
+    );
+
+    await open("model-lockout", "Model Lockout");
+    const reEnable = page.getByRole("button", { name: `Re-enable ${MODEL} on claude-a` });
+    await reEnable.waitFor();
+    await screenshot("model-lockout.png");
+    await reEnable.click();
+    await reEnable.waitFor({ state: "detached" });
+    await page.getByText("No active model lockouts").waitFor();
+    assert.deepEqual(await gw.get("/api/resilience/model-cooldowns"), []);
+  });
+
+  test("Overview: base URL and request counts", async () => {
+    await open("overview", "Overview");
+    await page.getByText(gw.baseUrl, { exact: false }).first().waitFor();
+    await screenshot("overview.png");
+    assert.deepEqual(page.problems, [], "no page errors or console errors");
+  });
+});

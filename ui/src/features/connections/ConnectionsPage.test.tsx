@@ -1,0 +1,186 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import * as f from "../../test/fixtures";
+import { callsOf, fails, pending, renderWithIpc } from "../../test/harness";
+import { ConnectionsPage } from "./ConnectionsPage";
+
+const rowOf = (name: string) => screen.getByRole("rowheader", { name: new RegExp(name) }).closest("tr")!;
+
+describe("ConnectionsPage", () => {
+  it("shows a loading state", () => {
+    renderWithIpc(<ConnectionsPage />, { connections_list: pending });
+    expect(screen.getByText("Loading connections…")).toBeInTheDocument();
+  });
+
+  it("shows the error with Retry", async () => {
+    renderWithIpc(<ConnectionsPage />, { connections_list: fails("internal_error", "store unavailable") });
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Could not load connections");
+    expect(alert).toHaveTextContent("store unavailable");
+    expect(within(alert).getByRole("button", { name: "Retry" })).toBeInTheDocument();
+  });
+
+  it("explains the empty list and offers to add a connection", async () => {
+    renderWithIpc(<ConnectionsPage />);
+    expect(await screen.findByText("No connections yet")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Add connection" })).toBeInTheDocument();
+  });
+
+  it("lists connections with status badges and a live cooldown countdown", async () => {
+    renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [
+        f.connection(),
+        f.claudeConnection(),
+        f.connection({ id: "or-1", provider: "openrouter", name: "OpenRouter", enabled: true }),
+      ],
+      cooldowns_list: () => [
+        f.cooldown({ status: "unavailable", rateLimitedUntil: Date.now() + 125_000, remainingMs: 125_000 }),
+        f.cooldown({ connection: "claude-max", provider: "anthropic" }),
+        f.cooldown({ connection: "or-1", provider: "openrouter", status: "banned" }),
+      ],
+    });
+    await screen.findByRole("table", { name: "Connections" });
+    const glm = rowOf("GLM main");
+    expect(within(glm).getByText("Cooling")).toBeInTheDocument();
+    expect(within(glm).getByText(/^2m 0[45]s$/)).toBeInTheDocument();
+    const claude = rowOf("Claude Max");
+    expect(within(claude).getByText("Active")).toBeInTheDocument();
+    expect(within(claude).getByText("Slow lane")).toBeInTheDocument();
+    expect(within(rowOf("OpenRouter")).getByText("Terminal: banned")).toBeInTheDocument();
+  });
+
+  it("adds a connection", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_create: () => f.connection({ id: "glm-2", name: "GLM two" }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    await user.type(screen.getByLabelText(/^Provider/), "glm");
+    await user.type(screen.getByLabelText("ID"), "glm-2");
+    await user.type(screen.getByLabelText("Name"), "GLM two");
+    await user.selectOptions(screen.getByLabelText("API format"), "openai");
+    await user.type(screen.getByLabelText("API key"), "sk-test");
+    await user.type(screen.getByLabelText("Base URL"), "http://127.0.0.1:9001/v1");
+    await user.clear(screen.getByLabelText("Priority"));
+    await user.type(screen.getByLabelText("Priority"), "2");
+    await user.type(screen.getByLabelText("Models"), "glm-5, glm-4.6");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("Added GLM two.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_create")[0].args).toEqual({
+      request: {
+        id: "glm-2",
+        provider: "glm",
+        apiFormat: "openai",
+        name: "GLM two",
+        authKind: "api_key",
+        apiKey: "sk-test",
+        accessToken: null,
+        refreshToken: null,
+        expiresAt: null,
+        baseUrl: "http://127.0.0.1:9001/v1",
+        priority: 2,
+        enabled: true,
+        maxConcurrent: null,
+        models: ["glm-5", "glm-4.6"],
+        providerSpecific: null,
+      },
+    });
+  });
+
+  it("edits the Claude options of a Claude OAuth connection and shows its live lane state", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.claudeConnection()],
+      connections_update: (a) => f.claudeConnection({ id: a.id as string }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
+    const claude = screen.getByRole("region", { name: "Claude options" });
+    const lane = within(claude).getByRole("switch", { name: "Low-priority lane (lowPriorityMode)" });
+    const reset = within(claude).getByRole("switch", { name: "Automatic limit reset (autoLimitReset)" });
+    expect(lane).not.toBeChecked();
+    expect(reset).toBeChecked();
+    const live = within(claude).getByRole("group", { name: "Usage-wall state" });
+    expect(within(live).getByText("Lane active until").nextElementSibling).toHaveTextContent(/^(1h 00m 00s|59m 5\ds)/);
+    expect(live).toHaveTextContent("already used");
+    expect(within(live).getByText("Next reset available at").nextElementSibling).toHaveTextContent(/^[45]d \d\dh/);
+
+    await user.click(lane);
+    await user.type(within(claude).getByLabelText("Organization UUID"), "org-123");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("Saved Claude Max.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_update")[0].args).toEqual({
+      id: "claude-max",
+      patch: {
+        name: null,
+        apiFormat: null,
+        authKind: null,
+        apiKey: null,
+        accessToken: null,
+        priority: null,
+        enabled: null,
+        models: null,
+        providerSpecific: { lowPriorityMode: true, organizationUUID: "org-123" },
+      },
+    });
+  });
+
+  it("has no Claude section for API-key connections", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />, { connections_list: () => [f.connection()] });
+    await user.click(await screen.findByRole("button", { name: "Edit connection GLM main" }));
+    expect(screen.getByRole("heading", { name: "Edit GLM main" })).toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Claude options" })).not.toBeInTheDocument();
+    expect(screen.getByLabelText("API key")).toHaveAccessibleDescription(/leave empty to keep it/);
+  });
+
+  it("puts server validation issues on the matching fields and the rest at the top", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.claudeConnection()],
+      connections_update: fails("validation_failed", "2 invalid fields", [
+        { path: "/providerSpecific/organizationUUID", message: "must be a string" },
+        { path: "/baseUrl", message: "must be an absolute http:// or https:// URL" },
+        { path: "/rateLimitOverrides", message: "unknown field" },
+      ]),
+    });
+    await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
+    const baseUrl = screen.getByLabelText("Base URL");
+    await user.type(baseUrl, "ftp://x");
+    await user.type(screen.getByLabelText("Organization UUID"), "x");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() =>
+      expect(screen.getByLabelText("Organization UUID")).toHaveAccessibleDescription(/must be a string/),
+    );
+    expect(baseUrl).toHaveAccessibleDescription(/must be an absolute http/);
+    expect(baseUrl).toHaveValue("ftp://x");
+    const form = screen.getByRole("region", { name: "Edit Claude Max" });
+    const summary = within(form).getAllByRole("alert")[0];
+    expect(summary).toHaveTextContent("2 invalid fields");
+    expect(summary).toHaveTextContent("/rateLimitOverrides: unknown field");
+  });
+
+  it("tests a connection and shows the result", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.connection()],
+      connections_test: () => ({ ok: false, status: 401, latencyMs: 212, message: "invalid x-api-key" }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Test connection GLM main" }));
+    expect(await screen.findByText(/Test of GLM main: failed \(HTTP 401, 212 ms\)\. invalid x-api-key/)).toBeInTheDocument();
+    expect(callsOf(calls, "connections_test")[0].args).toEqual({ id: "glm-main" });
+  });
+
+  it("deletes a connection after confirmation", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.connection()],
+      connections_delete: () => null,
+    });
+    await user.click(await screen.findByRole("button", { name: "Delete connection GLM main" }));
+    expect(callsOf(calls, "connections_delete")).toHaveLength(0);
+    await user.click(screen.getByRole("button", { name: "Delete connection" }));
+    expect(await screen.findByText("Deleted GLM main.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_delete")[0].args).toEqual({ id: "glm-main" });
+  });
+});

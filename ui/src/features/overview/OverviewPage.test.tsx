@@ -1,0 +1,134 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import * as f from "../../test/fixtures";
+import { callsOf, fails, pending, renderWithIpc } from "../../test/harness";
+import { OverviewPage } from "./OverviewPage";
+
+describe("OverviewPage", () => {
+  it("shows a loading state while the gateway status loads", () => {
+    renderWithIpc(<OverviewPage />, { gateway_status: pending });
+    expect(screen.getByText("Loading gateway status…")).toBeInTheDocument();
+  });
+
+  it("shows the error with a working Retry", async () => {
+    let first = true;
+    renderWithIpc(<OverviewPage />, {
+      gateway_status: () => {
+        if (first) {
+          first = false;
+          return Promise.reject({ code: "internal_error", message: "database is locked", issues: [] });
+        }
+        return f.gatewayStatus();
+      },
+    });
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Could not load the gateway status");
+    expect(alert).toHaveTextContent("database is locked");
+    await userEvent.click(within(alert).getByRole("button", { name: "Retry" }));
+    expect(await screen.findByTestId("base-url")).toHaveTextContent("http://127.0.0.1:7821");
+  });
+
+  it("explains the empty key list and the absence of errors", async () => {
+    renderWithIpc(<OverviewPage />);
+    expect(await screen.findByText("No client keys yet")).toBeInTheDocument();
+    expect(await screen.findByText("No recent errors")).toBeInTheDocument();
+  });
+
+  it("shows the base URL, keys, counts, recent errors and ready-to-paste setup", async () => {
+    renderWithIpc(<OverviewPage />, {
+      keys_list: () => [f.apiKey({ name: "laptop" }), f.apiKey({ id: "k2", name: "ci", scopes: ["lease:exclusive"] })],
+      monitoring_summary: () =>
+        f.summary({
+          requestsLastHour: 42,
+          errorsLastHour: 3,
+          requestsLastDay: 1234,
+          errorsLastDay: 7,
+          recentErrors: [
+            {
+              id: 9,
+              at: Date.now() - 60_000,
+              requestId: "r1",
+              apiKeyId: "k1",
+              route: "/v1/messages",
+              provider: "anthropic",
+              connectionId: "claude-max",
+              model: "claude-sonnet-4-5",
+              status: 429,
+              latencyMs: 310,
+              bytes: 0,
+              errorKind: "http_429",
+            },
+          ],
+        }),
+    });
+    expect(await screen.findByTestId("base-url")).toHaveTextContent("http://127.0.0.1:7821");
+    expect(screen.getByRole("button", { name: "Copy base URL" })).toBeInTheDocument();
+    expect(await screen.findByRole("cell", { name: "laptop" })).toBeInTheDocument();
+    expect(screen.getByRole("cell", { name: "ci" })).toBeInTheDocument();
+    const counts = await screen.findByRole("group", { name: "Request counts" });
+    expect(counts).toHaveTextContent("42");
+    expect(counts).toHaveTextContent("1,234");
+    const table = screen.getByRole("table", { name: "Recent errors, newest first" });
+    expect(within(table).getByText("claude-max")).toBeInTheDocument();
+    expect(within(table).getByText("http_429")).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:7821 ANTHROPIC_AUTH_TOKEN=YOUR_SWITCHYARD_KEY claude",
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText(/base_url = "http:\/\/127\.0\.0\.1:7821\/v1"/)).toBeInTheDocument();
+    expect(screen.getByText(/env_key = "SWITCHYARD_API_KEY"/)).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Copy Claude Code command" })).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Copy Codex config.toml" })).toBeInTheDocument();
+  });
+
+  it("creates a client key and shows its secret once, in the setup too", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<OverviewPage />, {
+      keys_create: (a) => ({
+        key: f.apiKey({ name: (a.request as { name: string }).name }),
+        secret: "sy-secret-0123456789abcdef",
+      }),
+    });
+    await user.type(await screen.findByLabelText("Key name"), "laptop");
+    await user.click(screen.getByRole("button", { name: "Create client key" }));
+    const box = await screen.findByRole("region", { name: "New client key" });
+    expect(within(box).getByTestId("new-key-secret")).toHaveTextContent("sy-secret-0123456789abcdef");
+    expect(within(box).getByRole("button", { name: "Copy new client key" })).toBeInTheDocument();
+    expect(box).toHaveTextContent("it will not be shown again");
+    expect(
+      screen.getByText("ANTHROPIC_BASE_URL=http://127.0.0.1:7821 ANTHROPIC_AUTH_TOKEN=sy-secret-0123456789abcdef claude"),
+    ).toBeInTheDocument();
+    expect(callsOf(calls, "keys_create")[0].args).toEqual({
+      request: { name: "laptop", key: null, scopes: [], allowedConnections: [] },
+    });
+    await user.click(within(box).getByRole("button", { name: "I have saved it" }));
+    expect(screen.queryByText("sy-secret-0123456789abcdef")).not.toBeInTheDocument();
+  });
+
+  it("shows a validation issue next to the key name field", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<OverviewPage />, {
+      keys_create: fails("validation_failed", "1 invalid field", [
+        { path: "/name", message: "a key named “laptop” already exists" },
+      ]),
+    });
+    const name = await screen.findByLabelText("Key name");
+    await user.type(name, "laptop");
+    await user.click(screen.getByRole("button", { name: "Create client key" }));
+    await waitFor(() => expect(name).toHaveAccessibleDescription(/already exists/));
+    expect(name).toHaveAttribute("aria-invalid", "true");
+    expect(name).toHaveValue("laptop");
+  });
+
+  it("pauses and resumes routing", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<OverviewPage />, { gateway_status: () => f.gatewayStatus({ paused: true }) });
+    const banner = await screen.findByRole("region", { name: "Routing paused" });
+    await user.click(within(banner).getByRole("button", { name: "Resume routing" }));
+    await waitFor(() => expect(callsOf(calls, "gateway_set_paused")[0]?.args).toEqual({ request: { paused: false } }));
+    expect(await screen.findByRole("button", { name: "Pause routing" })).toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Routing paused" })).not.toBeInTheDocument();
+  });
+});
