@@ -72,10 +72,16 @@ pub async fn import_claude_credentials(
     let store = Store::open(data_dir).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let shutdown = CancellationToken::new();
-    let (resilience, persister) =
-        Resilience::start(store.clone(), clock.clone(), Arc::new(ProcessEnv), shutdown.clone())
-            .await
-            .map_err(|e| anyhow::anyhow!(e.message))?;
+    let control = crate::control::Control::new(clock.clone());
+    let (resilience, persister) = Resilience::start(
+        store.clone(),
+        clock.clone(),
+        Arc::new(ProcessEnv),
+        control.clone(),
+        shutdown.clone(),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!(e.message))?;
     let routing = Arc::new(ArcSwap::from_pointee(RoutingTable::default()));
     let wall = Arc::new(switchyard_resilience::claude_wall::ClaudeWall::new());
     let service = ManagementService::new(
@@ -86,6 +92,7 @@ pub async fn import_claude_credentials(
         String::new(),
         resilience,
         wall,
+        control,
     );
     service.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
     let existing = service.get_connection(id).await.ok();

@@ -129,6 +129,21 @@ impl GatewayError {
     }
 }
 
+/// Parses a management document (REST body or IPC argument), reporting the JSON
+/// pointer of the first bad field as a validation issue.
+pub fn parse_document<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, GatewayError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            return GatewayError::new(ErrorCode::InvalidJson, format!("body is not valid JSON: {inner}"));
+        }
+        let pointer = if path == "." { String::new() } else { format!("/{}", path.replace('.', "/")) };
+        GatewayError::validation(vec![ValidationIssue { path: pointer, message: inner.to_string() }])
+    })
+}
+
 /// Which envelope an error is rendered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorFormat {

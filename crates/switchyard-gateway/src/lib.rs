@@ -9,6 +9,7 @@
 pub mod claude_import;
 pub mod clock;
 pub mod config;
+pub mod control;
 pub mod errors;
 mod http;
 pub mod management;

@@ -73,6 +73,9 @@ struct ServeArgs {
     /// Rows kept in the request log.
     #[arg(long, default_value_t = 100_000)]
     log_retention_rows: u32,
+    /// The built settings UI (`npm run ui:build` writes `ui/dist`), served under `/ui/`.
+    #[arg(long, env = "SWITCHYARD_UI_DIR")]
+    ui_dir: Option<PathBuf>,
 }
 
 fn default_data_dir() -> PathBuf {
@@ -137,6 +140,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.management_token = args.management_token;
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
     config.log_retention_rows = args.log_retention_rows;
+    if let Some(dir) = &args.ui_dir
+        && !dir.join("index.html").is_file()
+    {
+        anyhow::bail!(
+            "--ui-dir {}: no index.html there (build the UI with `npm run ui:build`)",
+            dir.display()
+        );
+    }
+    config.ui_dir = args.ui_dir.clone();
 
     let signals = ShutdownSignals::register()?;
     let gateway = Gateway::start(config).await?;
@@ -144,6 +156,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("  data directory: {}", data_dir.display());
     eprintln!("  Claude Code:  ANTHROPIC_BASE_URL={}", gateway.base_url());
     eprintln!("  Codex / OpenAI SDKs: base_url = {}/v1", gateway.base_url());
+    if args.ui_dir.is_some() {
+        eprintln!("  settings UI: {}/ui/ (it asks for the management token)", gateway.base_url());
+    }
     if gateway.imported_changes() > 0 {
         eprintln!("  config import: {} item(s) created or updated", gateway.imported_changes());
     }

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::ConfigFile;
+use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
 use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
@@ -65,6 +66,8 @@ pub struct GatewayConfig {
     pub env: Arc<dyn EnvSource + Send + Sync>,
     /// Deliberate waits (tests pass a manual sleeper).
     pub sleeper: Arc<dyn Sleeper>,
+    /// The built settings UI (`ui/dist`) to serve under `/ui/`.
+    pub ui_dir: Option<PathBuf>,
 }
 
 impl GatewayConfig {
@@ -83,6 +86,7 @@ impl GatewayConfig {
             clock: Arc::new(SystemClock),
             env: Arc::new(ProcessEnv),
             sleeper: Arc::new(TokioSleeper),
+            ui_dir: None,
         }
     }
 }
@@ -143,10 +147,12 @@ impl Gateway {
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         let addr = listener.local_addr()?;
         let shutdown = CancellationToken::new();
+        let control = Control::new(config.clock.clone());
         let (resilience, persister) = Resilience::start(
             store.clone(),
             config.clock.clone(),
             config.env.clone(),
+            control.clone(),
             shutdown.child_token(),
         )
         .await
@@ -160,6 +166,7 @@ impl Gateway {
             addr.to_string(),
             resilience.clone(),
             claude_wall.clone(),
+            control,
         );
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let known: Vec<String> = routing.load().by_id.keys().cloned().collect();
@@ -191,6 +198,7 @@ impl Gateway {
             management_token: SecretString::from(token.clone()),
             listen: addr,
             extra_hosts,
+            ui_dir: config.ui_dir.clone(),
             started: tokio::time::Instant::now(),
         });
         let app = crate::http::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();

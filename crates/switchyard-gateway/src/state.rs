@@ -68,6 +68,8 @@ pub struct GatewayState {
     pub listen: SocketAddr,
     /// Lower-cased host names accepted in the Host header besides loopback names.
     pub extra_hosts: Vec<String>,
+    /// The built settings UI served under `/ui/`, if any.
+    pub ui_dir: Option<std::path::PathBuf>,
     /// Process start, for uptime.
     pub started: Instant,
 }

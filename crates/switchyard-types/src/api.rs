@@ -139,15 +139,15 @@ pub struct ConnectionPatch {
     pub access_token: Option<String>,
     /// Replace (or with `null`, remove) the refresh token.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<String>)]
     pub refresh_token: Option<Option<String>>,
     /// Replace (or with `null`, forget) the token expiry.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<UnixMillis>)]
     pub expires_at: Option<Option<UnixMillis>>,
     /// Replace (or with `null`, remove) the base URL override.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<String>)]
     pub base_url: Option<Option<String>>,
     /// New priority.
     #[serde(default)]
@@ -157,7 +157,7 @@ pub struct ConnectionPatch {
     pub enabled: Option<bool>,
     /// Replace (or with `null`, remove) the concurrency cap.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub max_concurrent: Option<Option<u32>>,
     /// Replace the model catalogue.
     #[serde(default)]

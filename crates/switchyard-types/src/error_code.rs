@@ -67,11 +67,19 @@ pub enum ErrorCode {
     /// An unexpected internal failure (database error and the like).
     #[serde(rename = "internal_error")]
     InternalError,
+    /// The user paused routing (tray menu or `POST /api/gateway/pause`); inference
+    /// requests are refused until it is resumed.
+    #[serde(rename = "routing_paused")]
+    RoutingPaused,
+    /// The desktop app's gateway is not running (e.g. its port was taken), so a
+    /// management command cannot reach it.
+    #[serde(rename = "gateway_unavailable")]
+    GatewayUnavailable,
 }
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -91,6 +99,8 @@ impl ErrorCode {
         ErrorCode::Conflict,
         ErrorCode::ShuttingDown,
         ErrorCode::InternalError,
+        ErrorCode::RoutingPaused,
+        ErrorCode::GatewayUnavailable,
     ];
 
     /// The HTTP status this code is always answered with.
@@ -109,7 +119,10 @@ impl ErrorCode {
             ErrorCode::AllAttemptsRateLimited => 429,
             ErrorCode::InternalError => 500,
             ErrorCode::AllAttemptsFailed | ErrorCode::UpstreamStreamInterrupted => 502,
-            ErrorCode::AllTargetsCoolingDown | ErrorCode::ShuttingDown => 503,
+            ErrorCode::AllTargetsCoolingDown
+            | ErrorCode::ShuttingDown
+            | ErrorCode::RoutingPaused
+            | ErrorCode::GatewayUnavailable => 503,
         }
     }
 
@@ -135,6 +148,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::InternalError => "internal_error",
+            ErrorCode::RoutingPaused => "routing_paused",
+            ErrorCode::GatewayUnavailable => "gateway_unavailable",
         }
     }
 
@@ -203,6 +218,8 @@ mod tests {
                 "409 conflict",
                 "503 shutting_down",
                 "500 internal_error",
+                "503 routing_paused",
+                "503 gateway_unavailable",
             ]
         );
     }

@@ -11,6 +11,7 @@ pub mod api;
 pub mod error_code;
 pub mod resilience;
 pub mod settings;
+pub mod status;
 pub mod time;
 pub mod wire;
 

@@ -8,33 +8,33 @@ import * as __TAURI_EVENT from "@tauri-apps/api/event";
 /** Commands */
 export const commands = {
 	/**  Every connection, with its Claude usage-wall state (`GET /api/providers`). */
-	connectionsList: () => typedError<ConnectionView_Serialize[], IpcError>(__TAURI_INVOKE("connections_list")),
+	connectionsList: () => typedError<ConnectionView[], IpcError>(__TAURI_INVOKE("connections_list")),
 	/**  One connection (`GET /api/providers/{id}`). */
-	connectionsGet: (id: string) => typedError<ConnectionView_Serialize, IpcError>(__TAURI_INVOKE("connections_get", { id })),
+	connectionsGet: (id: string) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_get", { id })),
 	/**  Creates a connection; secrets go in, never come back (`POST /api/providers`). */
-	connectionsCreate: (request: ConnectionCreateRequest_Deserialize) => typedError<ConnectionView_Serialize, IpcError>(__TAURI_INVOKE("connections_create", { request })),
+	connectionsCreate: (request: ConnectionCreateRequest) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_create", { request })),
 	/**
 	 *  Applies a partial change, e.g. the Claude options in `providerSpecific`
 	 *  (`PATCH /api/providers/{id}`).
 	 */
-	connectionsUpdate: (id: string, patch: ConnectionPatch_Deserialize) => typedError<ConnectionView_Serialize, IpcError>(__TAURI_INVOKE("connections_update", { id, patch })),
+	connectionsUpdate: (id: string, patch: ConnectionPatch) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_update", { id, patch })),
 	/**  Deletes a connection (`DELETE /api/providers/{id}`). */
 	connectionsDelete: (id: string) => typedError<null, IpcError>(__TAURI_INVOKE("connections_delete", { id })),
 	/**
 	 *  Checks a connection's credentials with one cheap upstream call
 	 *  (`POST /api/providers/{id}/test`).
 	 */
-	connectionsTest: (id: string) => typedError<ConnectionTestResult_Serialize, IpcError>(__TAURI_INVOKE("connections_test", { id })),
+	connectionsTest: (id: string) => typedError<ConnectionTestResult, IpcError>(__TAURI_INVOKE("connections_test", { id })),
 	/**  Every client key (never the key itself) (`GET /api/keys`). */
 	keysList: () => typedError<ApiKeyView[], IpcError>(__TAURI_INVOKE("keys_list")),
 	/**  Creates a client key; its plaintext is in this answer only (`POST /api/keys`). */
-	keysCreate: (request: ApiKeyCreateRequest_Deserialize) => typedError<ApiKeyCreatedResult_Serialize, IpcError>(__TAURI_INVOKE("keys_create", { request })),
+	keysCreate: (request: ApiKeyCreateRequest) => typedError<ApiKeyCreatedResult, IpcError>(__TAURI_INVOKE("keys_create", { request })),
 	/**  Deletes a client key (`DELETE /api/keys/{id}`). */
 	keysDelete: (id: string) => typedError<null, IpcError>(__TAURI_INVOKE("keys_delete", { id })),
 	/**  Every combo (`GET /api/combos`). */
-	combosList: () => typedError<ComboView_Serialize[], IpcError>(__TAURI_INVOKE("combos_list")),
+	combosList: () => typedError<ComboView[], IpcError>(__TAURI_INVOKE("combos_list")),
 	/**  Creates or replaces a combo (`POST /api/combos`). */
-	combosPut: (combo: ComboView_Deserialize) => typedError<ComboView_Serialize, IpcError>(__TAURI_INVOKE("combos_put", { combo })),
+	combosPut: (combo: ComboView) => typedError<ComboView, IpcError>(__TAURI_INVOKE("combos_put", { combo })),
 	/**  Deletes a combo (`DELETE /api/combos/{name}`). */
 	combosDelete: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("combos_delete", { name })),
 	/**  Every model alias (`GET /api/aliases`). */
@@ -47,47 +47,47 @@ export const commands = {
 	 *  Liveness, breakers, out-of-rotation counts, Claude accounts
 	 *  (`GET /api/monitoring/health`).
 	 */
-	monitoringHealth: () => typedError<HealthView_Serialize, IpcError>(__TAURI_INVOKE("monitoring_health")),
+	monitoringHealth: () => typedError<HealthView, IpcError>(__TAURI_INVOKE("monitoring_health")),
 	/**
 	 *  Request counts over the last hour and day, and the latest failures
 	 *  (`GET /api/monitoring/summary`).
 	 */
-	monitoringSummary: () => typedError<MonitoringSummaryView_Serialize, IpcError>(__TAURI_INVOKE("monitoring_summary")),
+	monitoringSummary: () => typedError<MonitoringSummaryView, IpcError>(__TAURI_INVOKE("monitoring_summary")),
 	/**  Recent upstream attempts, newest first (`GET /api/logs`). */
-	logsList: (query: LogsQuery_Deserialize) => typedError<RequestLogEntryView_Serialize[], IpcError>(__TAURI_INVOKE("logs_list", { query })),
+	logsList: (query: LogsQuery) => typedError<RequestLogEntryView[], IpcError>(__TAURI_INVOKE("logs_list", { query })),
 	/**  The effective resilience settings (`GET /api/resilience`). */
-	resilienceGet: () => typedError<ResilienceSettings_Serialize, IpcError>(__TAURI_INVOKE("resilience_get")),
+	resilienceGet: () => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
 	 *  Applies a partial settings document; rejected whole, with every bad field, on any
 	 *  issue (`PATCH /api/resilience`).
 	 */
-	resiliencePatch: (patch: ResilienceSettingsPatch_Deserialize) => typedError<ResilienceSettings_Serialize, IpcError>(__TAURI_INVOKE("resilience_patch", { patch })),
+	resiliencePatch: (patch: ResilienceSettingsPatch) => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_patch", { patch })),
 	/**  The defaults "reset to defaults" restores (`GET /api/resilience/defaults`). */
-	resilienceDefaults: () => typedError<ResilienceSettings_Serialize, IpcError>(__TAURI_INVOKE("resilience_defaults")),
+	resilienceDefaults: () => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_defaults")),
 	/**  The validator's ranges table, for forms (`GET /api/resilience/ranges`). */
-	resilienceRanges: () => typedError<SettingsRanges_Serialize, IpcError>(__TAURI_INVOKE("resilience_ranges")),
+	resilienceRanges: () => typedError<SettingsRanges, IpcError>(__TAURI_INVOKE("resilience_ranges")),
 	/**  Every provider breaker (`GET /api/resilience/breakers`). */
-	breakersList: () => typedError<ProviderBreakerView_Serialize[], IpcError>(__TAURI_INVOKE("breakers_list")),
+	breakersList: () => typedError<ProviderBreakerView[], IpcError>(__TAURI_INVOKE("breakers_list")),
 	/**  Resets one provider's breaker, or all (`POST /api/resilience/reset`). */
-	breakersReset: (request: BreakerResetRequest_Deserialize) => typedError<BreakerResetResult, IpcError>(__TAURI_INVOKE("breakers_reset", { request })),
+	breakersReset: (request: BreakerResetRequest) => typedError<BreakerResetResult, IpcError>(__TAURI_INVOKE("breakers_reset", { request })),
 	/**
 	 *  Connection cooldown states, optionally of one provider
 	 *  (`GET /api/resilience/cooldowns?provider=`).
 	 */
-	cooldownsList: (provider: string | null) => typedError<ConnectionCooldownView_Serialize[], IpcError>(__TAURI_INVOKE("cooldowns_list", { provider })),
+	cooldownsList: (provider: string | null) => typedError<ConnectionCooldownView[], IpcError>(__TAURI_INVOKE("cooldowns_list", { provider })),
 	/**
 	 *  Clears cooldowns by id, all, or all of a provider; never terminal states
 	 *  (`POST /api/resilience/cooldowns`).
 	 */
-	cooldownsClear: (request: CooldownsClearRequest_Deserialize) => typedError<CooldownsClearResult, IpcError>(__TAURI_INVOKE("cooldowns_clear", { request })),
+	cooldownsClear: (request: CooldownsClearRequest) => typedError<CooldownsClearResult, IpcError>(__TAURI_INVOKE("cooldowns_clear", { request })),
 	/**  Active model lockouts (`GET /api/resilience/model-cooldowns`). */
 	lockoutsList: () => typedError<ModelLockoutView[], IpcError>(__TAURI_INVOKE("lockouts_list")),
 	/**  Re-enables a locked-out model (`DELETE /api/resilience/model-cooldowns`). */
-	lockoutsClear: (request: LockoutClearRequest_Deserialize) => typedError<LockoutClearResult, IpcError>(__TAURI_INVOKE("lockouts_clear", { request })),
+	lockoutsClear: (request: LockoutClearRequest) => typedError<LockoutClearResult, IpcError>(__TAURI_INVOKE("lockouts_clear", { request })),
 	/**  The model-lockout settings (`GET /api/resilience/model-lockout`). */
-	modelLockoutGet: () => typedError<ModelLockoutSettings_Serialize, IpcError>(__TAURI_INVOKE("model_lockout_get")),
+	modelLockoutGet: () => typedError<ModelLockoutSettings, IpcError>(__TAURI_INVOKE("model_lockout_get")),
 	/**  Applies a partial model-lockout document (`PATCH /api/resilience/model-lockout`). */
-	modelLockoutPatch: (patch: ModelLockoutPatch_Deserialize) => typedError<ModelLockoutSettings_Serialize, IpcError>(__TAURI_INVOKE("model_lockout_patch", { patch })),
+	modelLockoutPatch: (patch: ModelLockoutPatch) => typedError<ModelLockoutSettings, IpcError>(__TAURI_INVOKE("model_lockout_patch", { patch })),
 	/**  Base URL, version, pause state, whether clients need a key (`GET /api/gateway`). */
 	gatewayStatus: () => typedError<GatewayStatusView, IpcError>(__TAURI_INVOKE("gateway_status")),
 	/**  Pauses or resumes routing (`POST /api/gateway/pause`). */
@@ -100,7 +100,7 @@ export const commands = {
 	 */
 	desktopPrefsSet: (prefs: DesktopPrefs) => typedError<DesktopPrefs, IpcError>(__TAURI_INVOKE("desktop_prefs_set", { prefs })),
 	/**  Whether the hosted gateway runs, and why not (e.g. its port is taken). */
-	desktopStatus: () => typedError<DesktopStatusView_Serialize, IpcError>(__TAURI_INVOKE("desktop_status")),
+	desktopStatus: () => typedError<DesktopStatusView, IpcError>(__TAURI_INVOKE("desktop_status")),
 };
 
 /** Events */
@@ -131,10 +131,7 @@ export type ApiFormat =
 "openai";
 
 /**  A new client API key. */
-export type ApiKeyCreateRequest = ApiKeyCreateRequest_Serialize | ApiKeyCreateRequest_Deserialize;
-
-/**  A new client API key. */
-export type ApiKeyCreateRequest_Deserialize = {
+export type ApiKeyCreateRequest = {
 	/**  Display name, unique (1–64 characters). */
 	name: string,
 	/**  The key to accept (at least 16 characters); generated when absent. */
@@ -145,40 +142,11 @@ export type ApiKeyCreateRequest_Deserialize = {
 	allowedConnections?: string[],
 };
 
-/**  A new client API key. */
-export type ApiKeyCreateRequest_Serialize = {
-	/**  Display name, unique (1–64 characters). */
-	name: string,
-	/**  The key to accept (at least 16 characters); generated when absent. */
-	key: string | null,
-	/**  Scopes granted. */
-	scopes: string[],
-	/**  Connections this key may use; empty means all. */
-	allowedConnections: string[],
-};
-
 /**
  *  The created key. `secret` is present only when the gateway generated the key:
  *  it is shown this once and stored only as a hash.
  */
-export type ApiKeyCreatedResult = ApiKeyCreatedResult_Serialize | ApiKeyCreatedResult_Deserialize;
-
-/**
- *  The created key. `secret` is present only when the gateway generated the key:
- *  it is shown this once and stored only as a hash.
- */
-export type ApiKeyCreatedResult_Deserialize = {
-	/**  The stored key's view. */
-	key: ApiKeyView,
-	/**  The generated plaintext key, shown once. */
-	secret?: string | null,
-};
-
-/**
- *  The created key. `secret` is present only when the gateway generated the key:
- *  it is shown this once and stored only as a hash.
- */
-export type ApiKeyCreatedResult_Serialize = {
+export type ApiKeyCreatedResult = {
 	/**  The stored key's view. */
 	key: ApiKeyView,
 	/**  The generated plaintext key, shown once. */
@@ -209,10 +177,7 @@ export type AuthKind =
 "none";
 
 /**  Partial [`BreakerProfileSettings`]. */
-export type BreakerProfilePatch = BreakerProfilePatch_Serialize | BreakerProfilePatch_Deserialize;
-
-/**  Partial [`BreakerProfileSettings`]. */
-export type BreakerProfilePatch_Deserialize = {
+export type BreakerProfilePatch = {
 	/**  OPEN threshold. */
 	failureThreshold?: number | null,
 	/**  DEGRADED threshold. */
@@ -220,26 +185,11 @@ export type BreakerProfilePatch_Deserialize = {
 	/**  Open hold. */
 	resetTimeoutMs?: number | null,
 	/**  Per-kind holds. */
-	cooldownByKind?: CooldownByKindPatch_Deserialize | null,
-};
-
-/**  Partial [`BreakerProfileSettings`]. */
-export type BreakerProfilePatch_Serialize = {
-	/**  OPEN threshold. */
-	failureThreshold: number | null,
-	/**  DEGRADED threshold. */
-	degradationThreshold: number | null,
-	/**  Open hold. */
-	resetTimeoutMs: number | null,
-	/**  Per-kind holds. */
-	cooldownByKind: CooldownByKindPatch_Serialize | null,
+	cooldownByKind?: CooldownByKindPatch | null,
 };
 
 /**  One breaker profile. */
-export type BreakerProfileSettings = BreakerProfileSettings_Serialize | BreakerProfileSettings_Deserialize;
-
-/**  One breaker profile. */
-export type BreakerProfileSettings_Deserialize = {
+export type BreakerProfileSettings = {
 	/**  Failures at which the breaker opens (1–1000). */
 	failureThreshold: number,
 	/**  Failures at which the breaker degrades; below `failureThreshold` (1–1000). */
@@ -247,34 +197,13 @@ export type BreakerProfileSettings_Deserialize = {
 	/**  How long the breaker stays open before one probe is allowed (1 s–24 h). */
 	resetTimeoutMs: number,
 	/**  Per failure kind, an open hold that replaces `resetTimeoutMs`. */
-	cooldownByKind?: CooldownByKind_Deserialize,
-};
-
-/**  One breaker profile. */
-export type BreakerProfileSettings_Serialize = {
-	/**  Failures at which the breaker opens (1–1000). */
-	failureThreshold: number,
-	/**  Failures at which the breaker degrades; below `failureThreshold` (1–1000). */
-	degradationThreshold: number,
-	/**  How long the breaker stays open before one probe is allowed (1 s–24 h). */
-	resetTimeoutMs: number,
-	/**  Per failure kind, an open hold that replaces `resetTimeoutMs`. */
-	cooldownByKind: CooldownByKind_Serialize,
+	cooldownByKind?: CooldownByKind,
 };
 
 /**  `POST /api/resilience/reset` body: one provider's breaker, or all. */
-export type BreakerResetRequest = BreakerResetRequest_Serialize | BreakerResetRequest_Deserialize;
-
-/**  `POST /api/resilience/reset` body: one provider's breaker, or all. */
-export type BreakerResetRequest_Deserialize = {
+export type BreakerResetRequest = {
 	/**  Only this provider; absent resets every breaker. */
 	provider?: string | null,
-};
-
-/**  `POST /api/resilience/reset` body: one provider's breaker, or all. */
-export type BreakerResetRequest_Serialize = {
-	/**  Only this provider; absent resets every breaker. */
-	provider: string | null,
 };
 
 /**  What `POST /api/resilience/reset` did. */
@@ -301,22 +230,11 @@ export type BreakersChanged = {
 };
 
 /**  One Claude OAuth connection's usage-wall state, in the health document. */
-export type ClaudeAccountView = ClaudeAccountView_Serialize | ClaudeAccountView_Deserialize;
-
-/**  One Claude OAuth connection's usage-wall state, in the health document. */
-export type ClaudeAccountView_Deserialize = {
+export type ClaudeAccountView = {
 	/**  Connection id. */
 	connection: string,
 	/**  Lane and limit-reset state. */
-	wall: ClaudeWallView_Deserialize,
-};
-
-/**  One Claude OAuth connection's usage-wall state, in the health document. */
-export type ClaudeAccountView_Serialize = {
-	/**  Connection id. */
-	connection: string,
-	/**  Lane and limit-reset state. */
-	wall: ClaudeWallView_Serialize,
+	wall: ClaudeWallView,
 };
 
 /**  Why a Claude low-priority lane ended (SPEC 4.3). */
@@ -403,40 +321,7 @@ export type ClaudeSlowStatus =
  *  One Claude OAuth connection's usage-wall state, for the providers and health APIs.
  *  In memory only: a restart forgets it.
  */
-export type ClaudeWallView = ClaudeWallView_Serialize | ClaudeWallView_Deserialize;
-
-/**
- *  One Claude OAuth connection's usage-wall state, for the providers and health APIs.
- *  In memory only: a restart forgets it.
- */
-export type ClaudeWallView_Deserialize = {
-	/**
-	 *  While set, every request carries `anthropic-usage-limit: slow` until this
-	 *  instant (announced reset + 60 s).
-	 */
-	laneActiveUntil?: UnixMillis | null,
-	/**  The last slow status the upstream announced while the lane was active. */
-	lastSlowStatus?: ClaudeSlowStatus | null,
-	/**  Why the lane last ended. */
-	lastLaneEnd?: ClaudeLaneEnd | null,
-	/**  No new lane is accepted before this instant (10 minutes after a `max_wait`). */
-	coolOffUntil?: UnixMillis | null,
-	/**
-	 *  No new lane is accepted before this instant (the announced budget reset, at
-	 *  most 8 days).
-	 */
-	budgetExhaustedUntil?: UnixMillis | null,
-	/**  The last limit-reset attempt's outcome. */
-	lastResetResult?: ClaudeResetResult | null,
-	/**  No limit reset is tried before this instant. */
-	nextResetAvailableAt?: UnixMillis | null,
-};
-
-/**
- *  One Claude OAuth connection's usage-wall state, for the providers and health APIs.
- *  In memory only: a restart forgets it.
- */
-export type ClaudeWallView_Serialize = {
+export type ClaudeWallView = {
 	/**
 	 *  While set, every request carries `anthropic-usage-limit: slow` until this
 	 *  instant (announced reset + 60 s).
@@ -460,10 +345,7 @@ export type ClaudeWallView_Serialize = {
 };
 
 /**  Partial [`ComboCooldownWaitSettings`]. */
-export type ComboCooldownWaitPatch = ComboCooldownWaitPatch_Serialize | ComboCooldownWaitPatch_Deserialize;
-
-/**  Partial [`ComboCooldownWaitSettings`]. */
-export type ComboCooldownWaitPatch_Deserialize = {
+export type ComboCooldownWaitPatch = {
 	/**  Switch. */
 	enabled?: boolean | null,
 	/**  Single wait. */
@@ -474,23 +356,8 @@ export type ComboCooldownWaitPatch_Deserialize = {
 	budgetMs?: number | null,
 };
 
-/**  Partial [`ComboCooldownWaitSettings`]. */
-export type ComboCooldownWaitPatch_Serialize = {
-	/**  Switch. */
-	enabled: boolean | null,
-	/**  Single wait. */
-	maxWaitMs: number | null,
-	/**  Cycles. */
-	maxAttempts: number | null,
-	/**  Total wait. */
-	budgetMs: number | null,
-};
-
 /**  Cooldown-aware combo retry. */
-export type ComboCooldownWaitSettings = ComboCooldownWaitSettings_Serialize | ComboCooldownWaitSettings_Deserialize;
-
-/**  Cooldown-aware combo retry. */
-export type ComboCooldownWaitSettings_Deserialize = {
+export type ComboCooldownWaitSettings = {
 	/**  Wait out short transient cooldowns instead of failing. */
 	enabled?: boolean,
 	/**  Longest single wait. */
@@ -499,18 +366,6 @@ export type ComboCooldownWaitSettings_Deserialize = {
 	maxAttempts?: number,
 	/**  Total wait per request (≥ `maxWaitMs`). */
 	budgetMs?: number,
-};
-
-/**  Cooldown-aware combo retry. */
-export type ComboCooldownWaitSettings_Serialize = {
-	/**  Wait out short transient cooldowns instead of failing. */
-	enabled: boolean,
-	/**  Longest single wait. */
-	maxWaitMs: number,
-	/**  Re-dispatch cycles. */
-	maxAttempts: number,
-	/**  Total wait per request (≥ `maxWaitMs`). */
-	budgetMs: number,
 };
 
 /**  How a combo orders its targets. */
@@ -522,70 +377,29 @@ export type ComboStrategy =
  *  One target of a combo: `provider/model` (or a bare model id), optionally pinned
  *  to one connection of that provider.
  */
-export type ComboTarget = ComboTarget_Serialize | ComboTarget_Deserialize;
-
-/**
- *  One target of a combo: `provider/model` (or a bare model id), optionally pinned
- *  to one connection of that provider.
- */
-export type ComboTarget_Deserialize = {
+export type ComboTarget = {
 	/**  `provider/model` or a bare model id. */
 	model: string,
 	/**  Pin to this connection id. */
 	connection?: string | null,
 };
 
-/**
- *  One target of a combo: `provider/model` (or a bare model id), optionally pinned
- *  to one connection of that provider.
- */
-export type ComboTarget_Serialize = {
-	/**  `provider/model` or a bare model id. */
-	model: string,
-	/**  Pin to this connection id. */
-	connection: string | null,
-};
-
 /**  A named list of targets with a routing strategy. */
-export type ComboView = ComboView_Serialize | ComboView_Deserialize;
-
-/**  A named list of targets with a routing strategy. */
-export type ComboView_Deserialize = {
+export type ComboView = {
 	/**  The name clients put in `model` (`[A-Za-z0-9_/.-]`, 1–128 characters). */
 	name: string,
 	/**  How targets are ordered. */
 	strategy: ComboStrategy,
 	/**  Targets in order (1–64). */
-	targets: ComboTarget_Deserialize[],
-};
-
-/**  A named list of targets with a routing strategy. */
-export type ComboView_Serialize = {
-	/**  The name clients put in `model` (`[A-Za-z0-9_/.-]`, 1–128 characters). */
-	name: string,
-	/**  How targets are ordered. */
-	strategy: ComboStrategy,
-	/**  Targets in order (1–64). */
-	targets: ComboTarget_Serialize[],
+	targets: ComboTarget[],
 };
 
 /**  Partial [`ConnectionCooldownSettings`]. */
-export type ConnectionCooldownPatch = ConnectionCooldownPatch_Serialize | ConnectionCooldownPatch_Deserialize;
-
-/**  Partial [`ConnectionCooldownSettings`]. */
-export type ConnectionCooldownPatch_Deserialize = {
+export type ConnectionCooldownPatch = {
 	/**  OAuth profile. */
-	oauth?: ConnectionCooldownProfilePatch_Deserialize | null,
+	oauth?: ConnectionCooldownProfilePatch | null,
 	/**  API-key profile. */
-	apikey?: ConnectionCooldownProfilePatch_Deserialize | null,
-};
-
-/**  Partial [`ConnectionCooldownSettings`]. */
-export type ConnectionCooldownPatch_Serialize = {
-	/**  OAuth profile. */
-	oauth: ConnectionCooldownProfilePatch_Serialize | null,
-	/**  API-key profile. */
-	apikey: ConnectionCooldownProfilePatch_Serialize | null,
+	apikey?: ConnectionCooldownProfilePatch | null,
 };
 
 /**
@@ -600,74 +414,23 @@ export type ConnectionCooldownProfile = {
 };
 
 /**  Partial [`ConnectionCooldownProfile`]. */
-export type ConnectionCooldownProfilePatch = ConnectionCooldownProfilePatch_Serialize | ConnectionCooldownProfilePatch_Deserialize;
-
-/**  Partial [`ConnectionCooldownProfile`]. */
-export type ConnectionCooldownProfilePatch_Deserialize = {
+export type ConnectionCooldownProfilePatch = {
 	/**  Base cooldown. */
 	baseCooldownMs?: number | null,
 	/**  Backoff steps. */
 	maxBackoffSteps?: number | null,
 };
 
-/**  Partial [`ConnectionCooldownProfile`]. */
-export type ConnectionCooldownProfilePatch_Serialize = {
-	/**  Base cooldown. */
-	baseCooldownMs: number | null,
-	/**  Backoff steps. */
-	maxBackoffSteps: number | null,
-};
-
 /**  Connection cooldown per auth category. */
-export type ConnectionCooldownSettings = ConnectionCooldownSettings_Serialize | ConnectionCooldownSettings_Deserialize;
-
-/**  Connection cooldown per auth category. */
-export type ConnectionCooldownSettings_Deserialize = {
+export type ConnectionCooldownSettings = {
 	/**  OAuth connections. */
 	oauth?: ConnectionCooldownProfile,
 	/**  API-key connections. */
 	apikey?: ConnectionCooldownProfile,
 };
 
-/**  Connection cooldown per auth category. */
-export type ConnectionCooldownSettings_Serialize = {
-	/**  OAuth connections. */
-	oauth: ConnectionCooldownProfile,
-	/**  API-key connections. */
-	apikey: ConnectionCooldownProfile,
-};
-
 /**  One connection in the Cooldown Manager (never credentials). */
-export type ConnectionCooldownView = ConnectionCooldownView_Serialize | ConnectionCooldownView_Deserialize;
-
-/**  One connection in the Cooldown Manager (never credentials). */
-export type ConnectionCooldownView_Deserialize = {
-	/**  Connection id. */
-	connection: string,
-	/**  Provider id. */
-	provider: string,
-	/**  Routable, cooling or terminal. */
-	status: ConnectionStatus,
-	/**  End of the current cooldown. */
-	rateLimitedUntil?: UnixMillis | null,
-	/**  Milliseconds of cooldown left. */
-	remainingMs: number,
-	/**  Current backoff level. */
-	backoffLevel: number,
-	/**  Reason of the last recorded error. */
-	lastErrorKind?: ErrorReason | null,
-	/**  Short text of the last error (first 100 characters). */
-	lastError?: string | null,
-	/**  Upstream status of the last error. */
-	errorCode?: number | null,
-	/**  When the last error was recorded. */
-	lastErrorAt?: UnixMillis | null,
-	/**  The connection's active model lockouts. */
-	lockouts: ModelLockoutView[],
-};
-
-/**  One connection in the Cooldown Manager (never credentials). */
-export type ConnectionCooldownView_Serialize = {
+export type ConnectionCooldownView = {
 	/**  Connection id. */
 	connection: string,
 	/**  Provider id. */
@@ -693,10 +456,7 @@ export type ConnectionCooldownView_Serialize = {
 };
 
 /**  A new connection. Secrets go in here and are never returned. */
-export type ConnectionCreateRequest = ConnectionCreateRequest_Serialize | ConnectionCreateRequest_Deserialize;
-
-/**  A new connection. Secrets go in here and are never returned. */
-export type ConnectionCreateRequest_Deserialize = {
+export type ConnectionCreateRequest = {
 	/**  Stable id (`[A-Za-z0-9._-]`, 1–64 characters); generated when absent. */
 	id?: string | null,
 	/**  Provider id (`[a-z0-9._-]`, 1–64 characters). */
@@ -735,57 +495,11 @@ export type ConnectionCreateRequest_Deserialize = {
 	providerSpecific?: Value | null,
 };
 
-/**  A new connection. Secrets go in here and are never returned. */
-export type ConnectionCreateRequest_Serialize = {
-	/**  Stable id (`[A-Za-z0-9._-]`, 1–64 characters); generated when absent. */
-	id: string | null,
-	/**  Provider id (`[a-z0-9._-]`, 1–64 characters). */
-	provider: string,
-	/**
-	 *  Required unless the provider implies it (`anthropic`, `openai`,
-	 *  `openai-compatible`).
-	 */
-	apiFormat: ApiFormat | null,
-	/**  Display name; defaults to the id. */
-	name: string | null,
-	/**  How the connection authenticates. */
-	authKind: AuthKind,
-	/**  The API key (`apiKey` auth). */
-	apiKey: string | null,
-	/**  The OAuth access token (`oauth` auth). */
-	accessToken: string | null,
-	/**  The OAuth refresh token. */
-	refreshToken: string | null,
-	/**  The OAuth access-token expiry. */
-	expiresAt: UnixMillis | null,
-	/**
-	 *  Base URL override (`http` or `https`). Required for providers without a
-	 *  well-known default.
-	 */
-	baseUrl: string | null,
-	/**  Lower numbers are tried first (default 0). */
-	priority: number | null,
-	/**  Default true. */
-	enabled: boolean | null,
-	/**  Cap on concurrent requests (1–10000). */
-	maxConcurrent: number | null,
-	/**  Catalogue of model ids this connection serves. */
-	models: string[] | null,
-	/**  Provider-specific options, a JSON object. */
-	providerSpecific: Value | null,
-};
-
 /**
  *  A partial change to a connection; absent fields keep their value, `null` clears
  *  a clearable one.
  */
-export type ConnectionPatch = ConnectionPatch_Serialize | ConnectionPatch_Deserialize;
-
-/**
- *  A partial change to a connection; absent fields keep their value, `null` clears
- *  a clearable one.
- */
-export type ConnectionPatch_Deserialize = {
+export type ConnectionPatch = {
 	/**  New display name. */
 	name?: string | null,
 	/**  New wire format. */
@@ -814,39 +528,6 @@ export type ConnectionPatch_Deserialize = {
 	providerSpecific?: Value | null,
 };
 
-/**
- *  A partial change to a connection; absent fields keep their value, `null` clears
- *  a clearable one.
- */
-export type ConnectionPatch_Serialize = {
-	/**  New display name. */
-	name: string | null,
-	/**  New wire format. */
-	apiFormat: ApiFormat | null,
-	/**  New auth kind (supply the matching secret too). */
-	authKind: AuthKind | null,
-	/**  Replace the API key. */
-	apiKey: string | null,
-	/**  Replace the OAuth access token. */
-	accessToken: string | null,
-	/**  Replace (or with `null`, remove) the refresh token. */
-	refreshToken?: string | null,
-	/**  Replace (or with `null`, forget) the token expiry. */
-	expiresAt?: UnixMillis | null,
-	/**  Replace (or with `null`, remove) the base URL override. */
-	baseUrl?: string | null,
-	/**  New priority. */
-	priority: number | null,
-	/**  Enable or disable. */
-	enabled: boolean | null,
-	/**  Replace (or with `null`, remove) the concurrency cap. */
-	maxConcurrent?: number | null,
-	/**  Replace the model catalogue. */
-	models: string[] | null,
-	/**  Merge these keys into the provider-specific options (`null` removes a key). */
-	providerSpecific: Value | null,
-};
-
 /**  A connection's cooldown status. */
 export type ConnectionStatus = 
 /**  Routable. */
@@ -861,22 +542,7 @@ export type ConnectionStatus =
 "credits_exhausted";
 
 /**  The outcome of `POST /api/providers/{id}/test`: one small real request upstream. */
-export type ConnectionTestResult = ConnectionTestResult_Serialize | ConnectionTestResult_Deserialize;
-
-/**  The outcome of `POST /api/providers/{id}/test`: one small real request upstream. */
-export type ConnectionTestResult_Deserialize = {
-	/**  Whether the upstream accepted the credentials. */
-	ok: boolean,
-	/**  The upstream's HTTP status, when it answered. */
-	status?: number | null,
-	/**  Round-trip time in milliseconds. */
-	latencyMs: number,
-	/**  What happened, in words. */
-	message: string,
-};
-
-/**  The outcome of `POST /api/providers/{id}/test`: one small real request upstream. */
-export type ConnectionTestResult_Serialize = {
+export type ConnectionTestResult = {
 	/**  Whether the upstream accepted the credentials. */
 	ok: boolean,
 	/**  The upstream's HTTP status, when it answered. */
@@ -888,59 +554,7 @@ export type ConnectionTestResult_Serialize = {
 };
 
 /**  One provider connection (an account or key), as the API shows it. */
-export type ConnectionView = ConnectionView_Serialize | ConnectionView_Deserialize;
-
-/**  One provider connection (an account or key), as the API shows it. */
-export type ConnectionView_Deserialize = {
-	/**  Stable id, chosen by the user or generated. */
-	id: string,
-	/**  Provider id: the breaker's scope (`anthropic`, `openai`, `glm`, ...). */
-	provider: string,
-	/**  The wire format the upstream speaks. */
-	apiFormat: ApiFormat,
-	/**  Display name. */
-	name: string,
-	/**  How the connection authenticates. */
-	authKind: AuthKind,
-	/**
-	 *  Whether a secret (API key or access token) is stored. The secret itself is
-	 *  never returned.
-	 */
-	hasSecret: boolean,
-	/**  Whether a refresh token is stored (OAuth). */
-	hasRefreshToken: boolean,
-	/**  OAuth access-token expiry, when known. */
-	tokenExpiresAt?: UnixMillis | null,
-	/**  Base URL override; `None` uses the provider's default. */
-	baseUrl?: string | null,
-	/**  The base URL requests actually go to. */
-	effectiveBaseUrl: string,
-	/**  Lower numbers are tried first. */
-	priority: number,
-	/**  Disabled connections are never routed to. */
-	enabled: boolean,
-	/**  Cap on concurrent requests to this connection; `None` means no cap. */
-	maxConcurrent?: number | null,
-	/**
-	 *  Models this connection serves (its catalogue), used to route bare model ids
-	 *  and listed by `GET /v1/models`.
-	 */
-	models: string[],
-	/**
-	 *  Provider-specific options (for Claude: `lowPriorityMode`, `autoLimitReset`,
-	 *  `organizationUUID`).
-	 */
-	providerSpecific: Value,
-	/**  When the connection was created. */
-	createdAt: UnixMillis,
-	/**  When the connection was last changed. */
-	updatedAt: UnixMillis,
-	/**  Claude OAuth connections: the usage-wall lane and limit-reset state. */
-	claudeWall?: ClaudeWallView_Deserialize | null,
-};
-
-/**  One provider connection (an account or key), as the API shows it. */
-export type ConnectionView_Serialize = {
+export type ConnectionView = {
 	/**  Stable id, chosen by the user or generated. */
 	id: string,
 	/**  Provider id: the breaker's scope (`anthropic`, `openai`, `glm`, ...). */
@@ -985,7 +599,7 @@ export type ConnectionView_Serialize = {
 	/**  When the connection was last changed. */
 	updatedAt: UnixMillis,
 	/**  Claude OAuth connections: the usage-wall lane and limit-reset state. */
-	claudeWall: ClaudeWallView_Serialize | null,
+	claudeWall: ClaudeWallView | null,
 };
 
 /**  A connection (or key, combo, alias) was created, changed or deleted. */
@@ -995,41 +609,7 @@ export type ConnectionsChanged = {
 };
 
 /**  Open hold per breaker failure kind; an absent kind uses `resetTimeoutMs`. */
-export type CooldownByKind = CooldownByKind_Serialize | CooldownByKind_Deserialize;
-
-/**  Partial [`CooldownByKind`]; `null` removes a kind's hold. */
-export type CooldownByKindPatch = CooldownByKindPatch_Serialize | CooldownByKindPatch_Deserialize;
-
-/**  Partial [`CooldownByKind`]; `null` removes a kind's hold. */
-export type CooldownByKindPatch_Deserialize = {
-	/**  Server errors. */
-	serverError?: number | null,
-	/**  Timeouts. */
-	timeout?: number | null,
-	/**  Connect errors. */
-	unreachable?: number | null,
-	/**  Rule-counted rate limits. */
-	rateLimit?: number | null,
-	/**  Rule-counted quota exhaustion. */
-	quotaExhausted?: number | null,
-};
-
-/**  Partial [`CooldownByKind`]; `null` removes a kind's hold. */
-export type CooldownByKindPatch_Serialize = {
-	/**  Server errors. */
-	serverError?: number | null,
-	/**  Timeouts. */
-	timeout?: number | null,
-	/**  Connect errors. */
-	unreachable?: number | null,
-	/**  Rule-counted rate limits. */
-	rateLimit?: number | null,
-	/**  Rule-counted quota exhaustion. */
-	quotaExhausted?: number | null,
-};
-
-/**  Open hold per breaker failure kind; an absent kind uses `resetTimeoutMs`. */
-export type CooldownByKind_Deserialize = {
+export type CooldownByKind = {
 	/**  After 500/502/503/504 (and streams broken before their first byte). */
 	serverError?: number | null,
 	/**  After 408 or an upstream timeout. */
@@ -1042,18 +622,18 @@ export type CooldownByKind_Deserialize = {
 	quotaExhausted?: number | null,
 };
 
-/**  Open hold per breaker failure kind; an absent kind uses `resetTimeoutMs`. */
-export type CooldownByKind_Serialize = {
-	/**  After 500/502/503/504 (and streams broken before their first byte). */
-	serverError?: number,
-	/**  After 408 or an upstream timeout. */
-	timeout?: number,
-	/**  After a connect error. */
-	unreachable?: number,
-	/**  After a rate limit counted by an operator rule with `provider` scope. */
-	rateLimit?: number,
-	/**  After a quota exhaustion counted by an operator rule with `provider` scope. */
-	quotaExhausted?: number,
+/**  Partial [`CooldownByKind`]; `null` removes a kind's hold. */
+export type CooldownByKindPatch = {
+	/**  Server errors. */
+	serverError?: number | null,
+	/**  Timeouts. */
+	timeout?: number | null,
+	/**  Connect errors. */
+	unreachable?: number | null,
+	/**  Rule-counted rate limits. */
+	rateLimit?: number | null,
+	/**  Rule-counted quota exhaustion. */
+	quotaExhausted?: number | null,
 };
 
 /**  A connection cooldown started, escalated or ended. */
@@ -1063,26 +643,13 @@ export type CooldownsChanged = {
 };
 
 /**  Which connections `POST /api/resilience/cooldowns` clears. */
-export type CooldownsClearRequest = CooldownsClearRequest_Serialize | CooldownsClearRequest_Deserialize;
-
-/**  Which connections `POST /api/resilience/cooldowns` clears. */
-export type CooldownsClearRequest_Deserialize = {
+export type CooldownsClearRequest = {
 	/**  These connections. */
 	connectionIds?: string[],
 	/**  Every connection (of `provider`, when given). */
 	all?: boolean,
 	/**  With `all`: only this provider's connections. */
 	provider?: string | null,
-};
-
-/**  Which connections `POST /api/resilience/cooldowns` clears. */
-export type CooldownsClearRequest_Serialize = {
-	/**  These connections. */
-	connectionIds: string[],
-	/**  Every connection (of `provider`, when given). */
-	all: boolean,
-	/**  With `all`: only this provider's connections. */
-	provider: string | null,
 };
 
 /**  What a cooldown clear did. Terminal states are never cleared there. */
@@ -1110,20 +677,7 @@ export type DesktopPrefs = {
 };
 
 /**  Whether the hosted gateway runs, for the window banner and the tray. */
-export type DesktopStatusView = DesktopStatusView_Serialize | DesktopStatusView_Deserialize;
-
-/**  Whether the hosted gateway runs, for the window banner and the tray. */
-export type DesktopStatusView_Deserialize = {
-	/**  The gateway accepts requests. */
-	running: boolean,
-	/**  The address it listens on while running. */
-	listen?: string | null,
-	/**  Why it is not running (e.g. "port 7821 is already in use"). */
-	error?: string | null,
-};
-
-/**  Whether the hosted gateway runs, for the window banner and the tray. */
-export type DesktopStatusView_Serialize = {
+export type DesktopStatusView = {
 	/**  The gateway accepts requests. */
 	running: boolean,
 	/**  The address it listens on while running. */
@@ -1241,26 +795,7 @@ export type FieldKind =
 "choice";
 
 /**  One exported row. */
-export type FieldRange = FieldRange_Serialize | FieldRange_Deserialize;
-
-/**  One exported row. */
-export type FieldRange_Deserialize = {
-	/**  JSON pointer; `*` stands for a list index. */
-	path: string,
-	/**  Value kind. */
-	kind: FieldKind,
-	/**  Inclusive lower bound (value, length or item count); absent for choices. */
-	min?: number | null,
-	/**  Inclusive upper bound; absent for choices. */
-	max?: number | null,
-	/**  `ms` for durations. */
-	unit?: string | null,
-	/**  Allowed values for choices. */
-	allowed: string[],
-};
-
-/**  One exported row. */
-export type FieldRange_Serialize = {
+export type FieldRange = {
 	/**  JSON pointer; `*` stands for a list index. */
 	path: string,
 	/**  Value kind. */
@@ -1296,10 +831,7 @@ export type GatewayStatusView = {
 };
 
 /**  `GET /api/monitoring/health`. */
-export type HealthView = HealthView_Serialize | HealthView_Deserialize;
-
-/**  `GET /api/monitoring/health`. */
-export type HealthView_Deserialize = {
+export type HealthView = {
 	/**  `ok` while the gateway serves requests. */
 	status: string,
 	/**  Gateway version. */
@@ -1311,35 +843,13 @@ export type HealthView_Deserialize = {
 	/**  One entry per provider with at least one connection. */
 	providers: ProviderHealthView[],
 	/**  Every provider breaker the engine knows (state, failure counts, retry-after). */
-	breakers: ProviderBreakerView_Deserialize[],
+	breakers: ProviderBreakerView[],
 	/**  Connections currently cooling down or in a terminal state. */
 	connectionsOutOfRotation: number,
 	/**  Active model lockouts. */
 	activeLockouts: number,
 	/**  Every Claude OAuth connection's usage-wall state. */
-	claudeAccounts: ClaudeAccountView_Deserialize[],
-};
-
-/**  `GET /api/monitoring/health`. */
-export type HealthView_Serialize = {
-	/**  `ok` while the gateway serves requests. */
-	status: string,
-	/**  Gateway version. */
-	version: string,
-	/**  The address the gateway listens on. */
-	listen: string,
-	/**  Milliseconds since start. */
-	uptimeMs: number | null,
-	/**  One entry per provider with at least one connection. */
-	providers: ProviderHealthView[],
-	/**  Every provider breaker the engine knows (state, failure counts, retry-after). */
-	breakers: ProviderBreakerView_Serialize[],
-	/**  Connections currently cooling down or in a terminal state. */
-	connectionsOutOfRotation: number,
-	/**  Active model lockouts. */
-	activeLockouts: number,
-	/**  Every Claude OAuth connection's usage-wall state. */
-	claudeAccounts: ClaudeAccountView_Serialize[],
+	claudeAccounts: ClaudeAccountView[],
 };
 
 /**  Why a command failed. */
@@ -1368,24 +878,11 @@ export type LockScope =
 "exact";
 
 /**  `DELETE /api/resilience/model-cooldowns` body: re-enable one model. */
-export type LockoutClearRequest = LockoutClearRequest_Serialize | LockoutClearRequest_Deserialize;
-
-/**  `DELETE /api/resilience/model-cooldowns` body: re-enable one model. */
-export type LockoutClearRequest_Deserialize = {
+export type LockoutClearRequest = {
 	/**  Provider id. */
 	provider: string,
 	/**  Connection id; absent clears the model on every connection of the provider. */
 	connection?: string | null,
-	/**  Model (or quota family) as listed. */
-	model: string,
-};
-
-/**  `DELETE /api/resilience/model-cooldowns` body: re-enable one model. */
-export type LockoutClearRequest_Serialize = {
-	/**  Provider id. */
-	provider: string,
-	/**  Connection id; absent clears the model on every connection of the provider. */
-	connection: string | null,
 	/**  Model (or quota family) as listed. */
 	model: string,
 };
@@ -1403,29 +900,15 @@ export type LockoutsChanged = {
 };
 
 /**  Query of `GET /api/logs`. */
-export type LogsQuery = LogsQuery_Serialize | LogsQuery_Deserialize;
-
-/**  Query of `GET /api/logs`. */
-export type LogsQuery_Deserialize = {
+export type LogsQuery = {
 	/**  At most this many rows, newest first (1–1000, default 100). */
 	limit?: number | null,
 	/**  Only rows with an id below this (for paging). */
 	beforeId?: number | null,
 };
 
-/**  Query of `GET /api/logs`. */
-export type LogsQuery_Serialize = {
-	/**  At most this many rows, newest first (1–1000, default 100). */
-	limit: number | null,
-	/**  Only rows with an id below this (for paging). */
-	beforeId: number | null,
-};
-
 /**  Partial [`ModelLockoutSettings`]. */
-export type ModelLockoutPatch = ModelLockoutPatch_Serialize | ModelLockoutPatch_Deserialize;
-
-/**  Partial [`ModelLockoutSettings`]. */
-export type ModelLockoutPatch_Deserialize = {
+export type ModelLockoutPatch = {
 	/**  Master switch. */
 	enabled?: boolean | null,
 	/**  Replaces the status list. */
@@ -1440,27 +923,8 @@ export type ModelLockoutPatch_Deserialize = {
 	useExponentialBackoff?: boolean | null,
 };
 
-/**  Partial [`ModelLockoutSettings`]. */
-export type ModelLockoutPatch_Serialize = {
-	/**  Master switch. */
-	enabled: boolean | null,
-	/**  Replaces the status list. */
-	errorCodes: number[] | null,
-	/**  First lockout. */
-	baseCooldownMs: number | null,
-	/**  Lockout cap. */
-	maxCooldownMs: number | null,
-	/**  Escalation steps. */
-	maxBackoffSteps: number | null,
-	/**  Exponential escalation. */
-	useExponentialBackoff: boolean | null,
-};
-
 /**  Model lockout (`DEFAULT_MODEL_LOCKOUT_SETTINGS`). */
-export type ModelLockoutSettings = ModelLockoutSettings_Serialize | ModelLockoutSettings_Deserialize;
-
-/**  Model lockout (`DEFAULT_MODEL_LOCKOUT_SETTINGS`). */
-export type ModelLockoutSettings_Deserialize = {
+export type ModelLockoutSettings = {
 	/**  Master switch, default off. */
 	enabled?: boolean,
 	/**  Upstream statuses that lock a model. */
@@ -1473,22 +937,6 @@ export type ModelLockoutSettings_Deserialize = {
 	maxBackoffSteps?: number,
 	/**  Double per repeated failure; otherwise every lockout lasts `baseCooldownMs`. */
 	useExponentialBackoff?: boolean,
-};
-
-/**  Model lockout (`DEFAULT_MODEL_LOCKOUT_SETTINGS`). */
-export type ModelLockoutSettings_Serialize = {
-	/**  Master switch, default off. */
-	enabled: boolean,
-	/**  Upstream statuses that lock a model. */
-	errorCodes: number[],
-	/**  First lockout. */
-	baseCooldownMs: number,
-	/**  Lockout cap (≥ `baseCooldownMs`). */
-	maxCooldownMs: number,
-	/**  Highest escalation step. */
-	maxBackoffSteps: number,
-	/**  Double per repeated failure; otherwise every lockout lasts `baseCooldownMs`. */
-	useExponentialBackoff: boolean,
 };
 
 /**  One model lockout, for `GET /api/resilience/model-cooldowns`. */
@@ -1512,10 +960,7 @@ export type ModelLockoutView = {
 };
 
 /**  `GET /api/monitoring/summary`: request counts and the latest errors. */
-export type MonitoringSummaryView = MonitoringSummaryView_Serialize | MonitoringSummaryView_Deserialize;
-
-/**  `GET /api/monitoring/summary`: request counts and the latest errors. */
-export type MonitoringSummaryView_Deserialize = {
+export type MonitoringSummaryView = {
 	/**  Upstream attempts started in the last hour. */
 	requestsLastHour: number,
 	/**  Of those, attempts that failed. */
@@ -1525,101 +970,30 @@ export type MonitoringSummaryView_Deserialize = {
 	/**  Of those, attempts that failed. */
 	errorsLastDay: number,
 	/**  The latest failed attempts, newest first (at most 10). */
-	recentErrors: RequestLogEntryView_Deserialize[],
-};
-
-/**  `GET /api/monitoring/summary`: request counts and the latest errors. */
-export type MonitoringSummaryView_Serialize = {
-	/**  Upstream attempts started in the last hour. */
-	requestsLastHour: number,
-	/**  Of those, attempts that failed. */
-	errorsLastHour: number,
-	/**  Upstream attempts started in the last 24 hours. */
-	requestsLastDay: number,
-	/**  Of those, attempts that failed. */
-	errorsLastDay: number,
-	/**  The latest failed attempts, newest first (at most 10). */
-	recentErrors: RequestLogEntryView_Serialize[],
+	recentErrors: RequestLogEntryView[],
 };
 
 /**  Partial [`ProviderBreakerSettings`]. */
-export type ProviderBreakerPatch = ProviderBreakerPatch_Serialize | ProviderBreakerPatch_Deserialize;
-
-/**  Partial [`ProviderBreakerSettings`]. */
-export type ProviderBreakerPatch_Deserialize = {
+export type ProviderBreakerPatch = {
 	/**  OAuth profile. */
-	oauth?: BreakerProfilePatch_Deserialize | null,
+	oauth?: BreakerProfilePatch | null,
 	/**  API-key profile. */
-	apikey?: BreakerProfilePatch_Deserialize | null,
-};
-
-/**  Partial [`ProviderBreakerSettings`]. */
-export type ProviderBreakerPatch_Serialize = {
-	/**  OAuth profile. */
-	oauth: BreakerProfilePatch_Serialize | null,
-	/**  API-key profile. */
-	apikey: BreakerProfilePatch_Serialize | null,
+	apikey?: BreakerProfilePatch | null,
 };
 
 /**
  *  Breaker profiles editable in the UI. The `local` profile is fixed (derived / 2 /
  *  15 s) and not part of the document.
  */
-export type ProviderBreakerSettings = ProviderBreakerSettings_Serialize | ProviderBreakerSettings_Deserialize;
-
-/**
- *  Breaker profiles editable in the UI. The `local` profile is fixed (derived / 2 /
- *  15 s) and not part of the document.
- */
-export type ProviderBreakerSettings_Deserialize = {
+export type ProviderBreakerSettings = {
 	/**  Subscription (OAuth) providers. */
-	oauth?: BreakerProfileSettings_Deserialize,
+	oauth?: BreakerProfileSettings,
 	/**  API-key providers. */
-	apikey?: BreakerProfileSettings_Deserialize,
-};
-
-/**
- *  Breaker profiles editable in the UI. The `local` profile is fixed (derived / 2 /
- *  15 s) and not part of the document.
- */
-export type ProviderBreakerSettings_Serialize = {
-	/**  Subscription (OAuth) providers. */
-	oauth: BreakerProfileSettings_Serialize,
-	/**  API-key providers. */
-	apikey: BreakerProfileSettings_Serialize,
+	apikey?: BreakerProfileSettings,
 };
 
 /**  One provider's breaker, for `GET /api/monitoring/health`. */
-export type ProviderBreakerView = ProviderBreakerView_Serialize | ProviderBreakerView_Deserialize;
-
-/**  One provider's breaker, for `GET /api/monitoring/health`. */
-export type ProviderBreakerView_Deserialize = {
-	/**  Provider id. */
-	provider: string,
-	/**  Current state (expired holds already refreshed). */
-	state: BreakerStateName,
-	/**  Counted failures. */
-	failureCount: number,
-	/**  DEGRADED at this many failures. */
-	degradationThreshold: number,
-	/**  OPEN at this many failures. */
-	failureThreshold: number,
-	/**  When the last counted failure happened. */
-	lastFailureAt?: UnixMillis | null,
-	/**  The last counted failure's reason. */
-	lastFailureKind?: ErrorReason | null,
-	/**  Failed probes since the breaker last closed (escalates the hold). */
-	openCycles: number,
-	/**  Milliseconds until a probe is allowed; 0 when traffic flows. */
-	retryAfterMs: number,
-	/**  When the current hold ends (OPEN only). */
-	openUntil?: UnixMillis | null,
-	/**  Whether the optional window gate currently cools this provider. */
-	gateCoolingUntil?: UnixMillis | null,
-};
-
-/**  One provider's breaker, for `GET /api/monitoring/health`. */
-export type ProviderBreakerView_Serialize = {
+export type ProviderBreakerView = {
 	/**  Provider id. */
 	provider: string,
 	/**  Current state (expired holds already refreshed). */
@@ -1645,41 +1019,21 @@ export type ProviderBreakerView_Serialize = {
 };
 
 /**  Partial [`ProviderCooldownSettings`]. */
-export type ProviderCooldownPatch = ProviderCooldownPatch_Serialize | ProviderCooldownPatch_Deserialize;
-
-/**  Partial [`ProviderCooldownSettings`]. */
-export type ProviderCooldownPatch_Deserialize = {
+export type ProviderCooldownPatch = {
 	/**  Master switch. */
 	enabled?: boolean | null,
 	/**  OAuth gate. */
-	oauth?: WindowGatePatch_Deserialize | null,
+	oauth?: WindowGatePatch | null,
 	/**  API-key gate. */
-	apikey?: WindowGatePatch_Deserialize | null,
+	apikey?: WindowGatePatch | null,
 	/**  Connection entry first cooldown. */
 	minRetryCooldownMs?: number | null,
 	/**  Connection entry cap. */
 	maxRetryCooldownMs?: number | null,
 };
 
-/**  Partial [`ProviderCooldownSettings`]. */
-export type ProviderCooldownPatch_Serialize = {
-	/**  Master switch. */
-	enabled: boolean | null,
-	/**  OAuth gate. */
-	oauth: WindowGatePatch_Serialize | null,
-	/**  API-key gate. */
-	apikey: WindowGatePatch_Serialize | null,
-	/**  Connection entry first cooldown. */
-	minRetryCooldownMs: number | null,
-	/**  Connection entry cap. */
-	maxRetryCooldownMs: number | null,
-};
-
 /**  The optional windowed provider cooldown gate. */
-export type ProviderCooldownSettings = ProviderCooldownSettings_Serialize | ProviderCooldownSettings_Deserialize;
-
-/**  The optional windowed provider cooldown gate. */
-export type ProviderCooldownSettings_Deserialize = {
+export type ProviderCooldownSettings = {
 	/**  Master switch (env `PROVIDER_COOLDOWN_ENABLED`), default off. */
 	enabled?: boolean,
 	/**  OAuth providers. */
@@ -1692,33 +1046,12 @@ export type ProviderCooldownSettings_Deserialize = {
 	maxRetryCooldownMs?: number,
 };
 
-/**  The optional windowed provider cooldown gate. */
-export type ProviderCooldownSettings_Serialize = {
-	/**  Master switch (env `PROVIDER_COOLDOWN_ENABLED`), default off. */
-	enabled: boolean,
-	/**  OAuth providers. */
-	oauth: WindowGateSettings,
-	/**  API-key providers. */
-	apikey: WindowGateSettings,
-	/**  First cooldown of a connection entry; doubles per failure. */
-	minRetryCooldownMs: number,
-	/**  Cap of a connection entry's cooldown (≥ `minRetryCooldownMs`). */
-	maxRetryCooldownMs: number,
-};
-
 /**
  *  An operator error rule: when `provider` answers `status` (any, if absent) with a
  *  body containing `match` (case-insensitive), the outcome gets `reason`, acts on
  *  `scope`, and cools for `cooldownMs` (else the layer's own backoff).
  */
-export type ProviderErrorRule = ProviderErrorRule_Serialize | ProviderErrorRule_Deserialize;
-
-/**
- *  An operator error rule: when `provider` answers `status` (any, if absent) with a
- *  body containing `match` (case-insensitive), the outcome gets `reason`, acts on
- *  `scope`, and cools for `cooldownMs` (else the layer's own backoff).
- */
-export type ProviderErrorRule_Deserialize = {
+export type ProviderErrorRule = {
 	/**  Provider id the rule applies to. */
 	provider: string,
 	/**  Upstream status; absent matches any failure status. */
@@ -1733,26 +1066,6 @@ export type ProviderErrorRule_Deserialize = {
 	cooldownMs?: number | null,
 };
 
-/**
- *  An operator error rule: when `provider` answers `status` (any, if absent) with a
- *  body containing `match` (case-insensitive), the outcome gets `reason`, acts on
- *  `scope`, and cools for `cooldownMs` (else the layer's own backoff).
- */
-export type ProviderErrorRule_Serialize = {
-	/**  Provider id the rule applies to. */
-	provider: string,
-	/**  Upstream status; absent matches any failure status. */
-	status: number | null,
-	/**  Substring of the error body (case-insensitive). */
-	match: string,
-	/**  Which layer acts: a model lockout, the connection, or the provider breaker. */
-	scope: RuleScope,
-	/**  The verdict's reason (default `quota_exhausted`). */
-	reason: ErrorReason | null,
-	/**  Fixed cooldown; absent uses the layer's backoff. */
-	cooldownMs: number | null,
-};
-
 /**  Per-provider summary in the health document. */
 export type ProviderHealthView = {
 	/**  Provider id. */
@@ -1764,41 +1077,7 @@ export type ProviderHealthView = {
 };
 
 /**  One upstream attempt in the request log. */
-export type RequestLogEntryView = RequestLogEntryView_Serialize | RequestLogEntryView_Deserialize;
-
-/**  One upstream attempt in the request log. */
-export type RequestLogEntryView_Deserialize = {
-	/**  Row id (increasing). */
-	id: number | null,
-	/**  When the attempt started. */
-	at: UnixMillis,
-	/**  Id shared by all attempts of one client request. */
-	requestId: string,
-	/**  The client API key's id (never the key). */
-	apiKeyId?: string | null,
-	/**  The client route (`/v1/messages`, ...). */
-	route: string,
-	/**  Provider tried. */
-	provider: string,
-	/**  Connection tried. */
-	connectionId: string,
-	/**  Upstream model id. */
-	model: string,
-	/**  Upstream HTTP status, when one arrived. */
-	status?: number | null,
-	/**  Milliseconds until the attempt ended (stream end for streams). */
-	latencyMs: number,
-	/**  Response bytes relayed or read. */
-	bytes: number | null,
-	/**
-	 *  Why the attempt failed (`connect`, `timeout`, `http_503`, `stream_interrupted`,
-	 *  `client_disconnected`, ...); `None` on success.
-	 */
-	errorKind?: string | null,
-};
-
-/**  One upstream attempt in the request log. */
-export type RequestLogEntryView_Serialize = {
+export type RequestLogEntryView = {
 	/**  Row id (increasing). */
 	id: number | null,
 	/**  When the attempt started. */
@@ -1829,10 +1108,7 @@ export type RequestLogEntryView_Serialize = {
 };
 
 /**  Partial [`RequestQueueSettings`]. */
-export type RequestQueuePatch = RequestQueuePatch_Serialize | RequestQueuePatch_Deserialize;
-
-/**  Partial [`RequestQueueSettings`]. */
-export type RequestQueuePatch_Deserialize = {
+export type RequestQueuePatch = {
 	/**  Queue-wait budget. */
 	maxWaitMs?: number | null,
 	/**  Execution bound. */
@@ -1843,23 +1119,8 @@ export type RequestQueuePatch_Deserialize = {
 	autoEnableApiKeyProviders?: boolean | null,
 };
 
-/**  Partial [`RequestQueueSettings`]. */
-export type RequestQueuePatch_Serialize = {
-	/**  Queue-wait budget. */
-	maxWaitMs: number | null,
-	/**  Execution bound. */
-	executionMaxWaitMs: number | null,
-	/**  Depth cap. */
-	maxQueueDepth: number | null,
-	/**  Auto-queue API-key connections. */
-	autoEnableApiKeyProviders: boolean | null,
-};
-
 /**  Request queue budgets. */
-export type RequestQueueSettings = RequestQueueSettings_Serialize | RequestQueueSettings_Deserialize;
-
-/**  Request queue budgets. */
-export type RequestQueueSettings_Deserialize = {
+export type RequestQueueSettings = {
 	/**  Queue-wait budget (env `RATE_LIMIT_MAX_WAIT_MS`). */
 	maxWaitMs?: number,
 	/**  Execution bound after dispatch (env `RATE_LIMIT_EXECUTION_MAX_WAIT_MS`). */
@@ -1873,129 +1134,56 @@ export type RequestQueueSettings_Deserialize = {
 	autoEnableApiKeyProviders?: boolean,
 };
 
-/**  Request queue budgets. */
-export type RequestQueueSettings_Serialize = {
-	/**  Queue-wait budget (env `RATE_LIMIT_MAX_WAIT_MS`). */
-	maxWaitMs: number,
-	/**  Execution bound after dispatch (env `RATE_LIMIT_EXECUTION_MAX_WAIT_MS`). */
-	executionMaxWaitMs: number,
-	/**  Queue depth cap, 0 = off (env `RATE_LIMIT_MAX_QUEUE_DEPTH`). */
-	maxQueueDepth: number,
-	/**
-	 *  Queue every active API-key connection (env `RATE_LIMIT_AUTO_ENABLE`, which wins
-	 *  over the stored value).
-	 */
-	autoEnableApiKeyProviders: boolean,
-};
-
 /**  The whole resilience settings document. */
-export type ResilienceSettings = ResilienceSettings_Serialize | ResilienceSettings_Deserialize;
-
-/**  A partial [`ResilienceSettings`]. */
-export type ResilienceSettingsPatch = ResilienceSettingsPatch_Serialize | ResilienceSettingsPatch_Deserialize;
-
-/**  A partial [`ResilienceSettings`]. */
-export type ResilienceSettingsPatch_Deserialize = {
-	/**  Breaker profiles. */
-	providerBreaker?: ProviderBreakerPatch_Deserialize | null,
-	/**  Window gate. */
-	providerCooldown?: ProviderCooldownPatch_Deserialize | null,
-	/**  Connection cooldown. */
-	connectionCooldown?: ConnectionCooldownPatch_Deserialize | null,
-	/**  Stream stall cooldown switch. */
-	streamStallCooldown?: ToggleSettingsPatch_Deserialize | null,
-	/**  Model lockout. */
-	modelLockout?: ModelLockoutPatch_Deserialize | null,
-	/**  Request queue. */
-	requestQueue?: RequestQueuePatch_Deserialize | null,
-	/**  Quota-share switch. */
-	quotaShareConcurrencyLimit?: ToggleSettingsPatch_Deserialize | null,
-	/**  Combo cooldown wait. */
-	comboCooldownWait?: ComboCooldownWaitPatch_Deserialize | null,
-	/**  Stream watchdogs. */
-	streamRecovery?: StreamRecoveryPatch_Deserialize | null,
-	/**  Session affinity TTL. */
-	sessionAffinityTtlMs?: number | null,
-	/**  Replaces the operator rules. */
-	providerErrorRules?: ProviderErrorRule_Deserialize[] | null,
-};
-
-/**  A partial [`ResilienceSettings`]. */
-export type ResilienceSettingsPatch_Serialize = {
-	/**  Breaker profiles. */
-	providerBreaker: ProviderBreakerPatch_Serialize | null,
-	/**  Window gate. */
-	providerCooldown: ProviderCooldownPatch_Serialize | null,
-	/**  Connection cooldown. */
-	connectionCooldown: ConnectionCooldownPatch_Serialize | null,
-	/**  Stream stall cooldown switch. */
-	streamStallCooldown: ToggleSettingsPatch_Serialize | null,
-	/**  Model lockout. */
-	modelLockout: ModelLockoutPatch_Serialize | null,
-	/**  Request queue. */
-	requestQueue: RequestQueuePatch_Serialize | null,
-	/**  Quota-share switch. */
-	quotaShareConcurrencyLimit: ToggleSettingsPatch_Serialize | null,
-	/**  Combo cooldown wait. */
-	comboCooldownWait: ComboCooldownWaitPatch_Serialize | null,
-	/**  Stream watchdogs. */
-	streamRecovery: StreamRecoveryPatch_Serialize | null,
-	/**  Session affinity TTL. */
-	sessionAffinityTtlMs: number | null,
-	/**  Replaces the operator rules. */
-	providerErrorRules: ProviderErrorRule_Serialize[] | null,
-};
-
-/**  The whole resilience settings document. */
-export type ResilienceSettings_Deserialize = {
+export type ResilienceSettings = {
 	/**  Provider circuit breaker profiles (SPEC 4.1). */
-	providerBreaker?: ProviderBreakerSettings_Deserialize,
+	providerBreaker?: ProviderBreakerSettings,
 	/**  Optional windowed provider cooldown gate (SPEC 4.1, off by default). */
-	providerCooldown?: ProviderCooldownSettings_Deserialize,
+	providerCooldown?: ProviderCooldownSettings,
 	/**  Connection cooldown base and backoff (SPEC 4.2). */
-	connectionCooldown?: ConnectionCooldownSettings_Deserialize,
+	connectionCooldown?: ConnectionCooldownSettings,
 	/**  Whether a stream stall also cools the connection (default off). */
 	streamStallCooldown?: ToggleSettings,
 	/**  Model lockout (SPEC 4.5, off by default). */
-	modelLockout?: ModelLockoutSettings_Deserialize,
+	modelLockout?: ModelLockoutSettings,
 	/**  Request queue budgets (SPEC 4.6). */
-	requestQueue?: RequestQueueSettings_Deserialize,
+	requestQueue?: RequestQueueSettings,
 	/**  Quota-share serialisation kill switch (default on). */
 	quotaShareConcurrencyLimit?: ToggleSettings,
 	/**  Cooldown-aware combo retry (SPEC 4.6). */
-	comboCooldownWait?: ComboCooldownWaitSettings_Deserialize,
+	comboCooldownWait?: ComboCooldownWaitSettings,
 	/**  Stream stall and throughput watchdogs (SPEC 4.7). */
-	streamRecovery?: StreamRecoverySettings_Deserialize,
+	streamRecovery?: StreamRecoverySettings,
 	/**  How long a client session stays pinned to one connection; 0 disables. */
 	sessionAffinityTtlMs?: number,
 	/**  Operator error rules, consulted before the built-in ones (SPEC 4.8). */
-	providerErrorRules?: ProviderErrorRule_Deserialize[],
+	providerErrorRules?: ProviderErrorRule[],
 };
 
-/**  The whole resilience settings document. */
-export type ResilienceSettings_Serialize = {
-	/**  Provider circuit breaker profiles (SPEC 4.1). */
-	providerBreaker: ProviderBreakerSettings_Serialize,
-	/**  Optional windowed provider cooldown gate (SPEC 4.1, off by default). */
-	providerCooldown: ProviderCooldownSettings_Serialize,
-	/**  Connection cooldown base and backoff (SPEC 4.2). */
-	connectionCooldown: ConnectionCooldownSettings_Serialize,
-	/**  Whether a stream stall also cools the connection (default off). */
-	streamStallCooldown: ToggleSettings,
-	/**  Model lockout (SPEC 4.5, off by default). */
-	modelLockout: ModelLockoutSettings_Serialize,
-	/**  Request queue budgets (SPEC 4.6). */
-	requestQueue: RequestQueueSettings_Serialize,
-	/**  Quota-share serialisation kill switch (default on). */
-	quotaShareConcurrencyLimit: ToggleSettings,
-	/**  Cooldown-aware combo retry (SPEC 4.6). */
-	comboCooldownWait: ComboCooldownWaitSettings_Serialize,
-	/**  Stream stall and throughput watchdogs (SPEC 4.7). */
-	streamRecovery: StreamRecoverySettings_Serialize,
-	/**  How long a client session stays pinned to one connection; 0 disables. */
-	sessionAffinityTtlMs: number,
-	/**  Operator error rules, consulted before the built-in ones (SPEC 4.8). */
-	providerErrorRules: ProviderErrorRule_Serialize[],
+/**  A partial [`ResilienceSettings`]. */
+export type ResilienceSettingsPatch = {
+	/**  Breaker profiles. */
+	providerBreaker?: ProviderBreakerPatch | null,
+	/**  Window gate. */
+	providerCooldown?: ProviderCooldownPatch | null,
+	/**  Connection cooldown. */
+	connectionCooldown?: ConnectionCooldownPatch | null,
+	/**  Stream stall cooldown switch. */
+	streamStallCooldown?: ToggleSettingsPatch | null,
+	/**  Model lockout. */
+	modelLockout?: ModelLockoutPatch | null,
+	/**  Request queue. */
+	requestQueue?: RequestQueuePatch | null,
+	/**  Quota-share switch. */
+	quotaShareConcurrencyLimit?: ToggleSettingsPatch | null,
+	/**  Combo cooldown wait. */
+	comboCooldownWait?: ComboCooldownWaitPatch | null,
+	/**  Stream watchdogs. */
+	streamRecovery?: StreamRecoveryPatch | null,
+	/**  Session affinity TTL. */
+	sessionAffinityTtlMs?: number | null,
+	/**  Replaces the operator rules. */
+	providerErrorRules?: ProviderErrorRule[] | null,
 };
 
 /**  Routing was paused or resumed. */
@@ -2026,56 +1214,25 @@ export type SettingsChanged = {
 };
 
 /**  The ranges table as the UI receives it, so forms show the validator's limits. */
-export type SettingsRanges = SettingsRanges_Serialize | SettingsRanges_Deserialize;
-
-/**  The ranges table as the UI receives it, so forms show the validator's limits. */
-export type SettingsRanges_Deserialize = {
+export type SettingsRanges = {
 	/**  Every constrained field. */
-	fields: FieldRange_Deserialize[],
-};
-
-/**  The ranges table as the UI receives it, so forms show the validator's limits. */
-export type SettingsRanges_Serialize = {
-	/**  Every constrained field. */
-	fields: FieldRange_Serialize[],
+	fields: FieldRange[],
 };
 
 /**  Partial [`StreamRecoverySettings`]. */
-export type StreamRecoveryPatch = StreamRecoveryPatch_Serialize | StreamRecoveryPatch_Deserialize;
-
-/**  Partial [`StreamRecoverySettings`]. */
-export type StreamRecoveryPatch_Deserialize = {
+export type StreamRecoveryPatch = {
 	/**  Stall budget. */
 	stallBudgetMs?: number | null,
 	/**  Throughput watchdog. */
-	throughputWatchdog?: ThroughputWatchdogPatch_Deserialize | null,
-};
-
-/**  Partial [`StreamRecoverySettings`]. */
-export type StreamRecoveryPatch_Serialize = {
-	/**  Stall budget. */
-	stallBudgetMs: number | null,
-	/**  Throughput watchdog. */
-	throughputWatchdog: ThroughputWatchdogPatch_Serialize | null,
+	throughputWatchdog?: ThroughputWatchdogPatch | null,
 };
 
 /**  Stream health watchdogs. */
-export type StreamRecoverySettings = StreamRecoverySettings_Serialize | StreamRecoverySettings_Deserialize;
-
-/**  Stream health watchdogs. */
-export type StreamRecoverySettings_Deserialize = {
+export type StreamRecoverySettings = {
 	/**  No model output (reasoning progress counts) for this long aborts the attempt. */
 	stallBudgetMs?: number,
 	/**  Slow-stream throughput watchdog. */
 	throughputWatchdog?: ThroughputWatchdogSettings,
-};
-
-/**  Stream health watchdogs. */
-export type StreamRecoverySettings_Serialize = {
-	/**  No model output (reasoning progress counts) for this long aborts the attempt. */
-	stallBudgetMs: number,
-	/**  Slow-stream throughput watchdog. */
-	throughputWatchdog: ThroughputWatchdogSettings,
 };
 
 /**  The window's colour scheme. */
@@ -2088,10 +1245,7 @@ export type Theme =
 "dark";
 
 /**  Partial [`ThroughputWatchdogSettings`]. */
-export type ThroughputWatchdogPatch = ThroughputWatchdogPatch_Serialize | ThroughputWatchdogPatch_Deserialize;
-
-/**  Partial [`ThroughputWatchdogSettings`]. */
-export type ThroughputWatchdogPatch_Deserialize = {
+export type ThroughputWatchdogPatch = {
 	/**  Switch. */
 	enabled?: boolean | null,
 	/**  Warm-up. */
@@ -2102,20 +1256,6 @@ export type ThroughputWatchdogPatch_Deserialize = {
 	minUsefulBytesPerSecond?: number | null,
 	/**  Minimum bytes. */
 	minUsefulBytes?: number | null,
-};
-
-/**  Partial [`ThroughputWatchdogSettings`]. */
-export type ThroughputWatchdogPatch_Serialize = {
-	/**  Switch. */
-	enabled: boolean | null,
-	/**  Warm-up. */
-	warmupMs: number | null,
-	/**  Window. */
-	windowMs: number | null,
-	/**  Minimum rate. */
-	minUsefulBytesPerSecond: number | null,
-	/**  Minimum bytes. */
-	minUsefulBytes: number | null,
 };
 
 /**  The throughput watchdog. */
@@ -2139,18 +1279,9 @@ export type ToggleSettings = {
 };
 
 /**  Partial [`ToggleSettings`]. */
-export type ToggleSettingsPatch = ToggleSettingsPatch_Serialize | ToggleSettingsPatch_Deserialize;
-
-/**  Partial [`ToggleSettings`]. */
-export type ToggleSettingsPatch_Deserialize = {
+export type ToggleSettingsPatch = {
 	/**  The switch. */
 	enabled?: boolean | null,
-};
-
-/**  Partial [`ToggleSettings`]. */
-export type ToggleSettingsPatch_Serialize = {
-	/**  The switch. */
-	enabled: boolean | null,
 };
 
 /**
@@ -2170,26 +1301,13 @@ export type ValidationIssue = {
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
 /**  Partial [`WindowGateSettings`]. */
-export type WindowGatePatch = WindowGatePatch_Serialize | WindowGatePatch_Deserialize;
-
-/**  Partial [`WindowGateSettings`]. */
-export type WindowGatePatch_Deserialize = {
+export type WindowGatePatch = {
 	/**  Failures within the window. */
 	failureThreshold?: number | null,
 	/**  The window. */
 	failureWindowMs?: number | null,
 	/**  The provider cooldown. */
 	cooldownMs?: number | null,
-};
-
-/**  Partial [`WindowGateSettings`]. */
-export type WindowGatePatch_Serialize = {
-	/**  Failures within the window. */
-	failureThreshold: number | null,
-	/**  The window. */
-	failureWindowMs: number | null,
-	/**  The provider cooldown. */
-	cooldownMs: number | null,
 };
 
 /**  One window-gate profile. */

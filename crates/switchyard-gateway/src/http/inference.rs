@@ -92,6 +92,16 @@ async fn prepare_and_forward(
     ep: &Endpoint,
 ) -> Result<Response, Rendered> {
     let format = ErrorFormat::Client(ep.format);
+    if state.management.control().is_paused() {
+        return Err(Rendered(
+            GatewayError::new(
+                ErrorCode::RoutingPaused,
+                "routing is paused in Switchyard (tray menu: Resume routing, or POST /api/gateway/pause \
+                 with {\"paused\": false})",
+            ),
+            format,
+        ));
+    }
     let table = state.routing.load();
     let key = authenticate(&table, headers, peer).map_err(|e| Rendered(e, format))?;
     let bytes =

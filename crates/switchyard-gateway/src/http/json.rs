@@ -5,7 +5,6 @@ use axum::extract::{FromRequest, Request};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use switchyard_types::ErrorCode;
-use switchyard_types::api::ValidationIssue;
 
 use crate::errors::{ErrorFormat, GatewayError};
 
@@ -29,16 +28,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
 /// Parses `bytes` as `T`, reporting the JSON pointer of the first bad field.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, GatewayError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            return GatewayError::new(ErrorCode::InvalidJson, format!("body is not valid JSON: {inner}"));
-        }
-        let pointer = if path == "." { String::new() } else { format!("/{}", path.replace('.', "/")) };
-        GatewayError::validation(vec![ValidationIssue { path: pointer, message: inner.to_string() }])
-    })
+    crate::errors::parse_document(bytes)
 }
 
 impl<T> IntoResponse for ApiJson<T>

@@ -12,6 +12,7 @@ use switchyard_types::api::{
 
 use switchyard_types::resilience::{BreakerResetRequest, CooldownsClearRequest, LockoutClearRequest};
 use switchyard_types::settings::ModelLockoutPatch;
+use switchyard_types::status::RoutingPauseRequest;
 
 use super::json::{ApiJson, parse};
 use crate::errors::{ErrorFormat, GatewayError};
@@ -59,8 +60,15 @@ pub fn router() -> Router<AppState> {
         .route("/api/aliases", get(list_aliases).post(put_alias))
         .route("/api/aliases/{from}", axum::routing::delete(delete_alias))
         .route("/api/monitoring/health", get(health))
+        .route("/api/monitoring/summary", get(monitoring_summary))
+        .route("/api/gateway", get(gateway_status))
+        .route("/api/gateway/pause", post(gateway_set_paused))
+        .route("/api/events", get(super::events::stream))
         .route("/api/resilience", get(resilience_get).patch(resilience_patch))
         .route("/api/resilience/reset", post(resilience_reset))
+        .route("/api/resilience/defaults", get(resilience_defaults))
+        .route("/api/resilience/ranges", get(resilience_ranges))
+        .route("/api/resilience/breakers", get(breakers_list))
         .route("/api/resilience/cooldowns", get(cooldowns_list).post(cooldowns_clear))
         .route("/api/resilience/model-cooldowns", get(lockouts_list).delete(lockouts_clear))
         .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
@@ -144,6 +152,21 @@ async fn health(State(s): State<AppState>) -> ApiResult {
     ok(s.management.health().await?)
 }
 
+async fn monitoring_summary(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.monitoring_summary().await?)
+}
+
+async fn gateway_status(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.gateway_status())
+}
+
+async fn gateway_set_paused(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<RoutingPauseRequest>,
+) -> ApiResult {
+    ok(s.management.set_paused(req))
+}
+
 async fn logs(
     State(s): State<AppState>,
     query: Result<Query<LogsQuery>, axum::extract::rejection::QueryRejection>,
@@ -164,6 +187,18 @@ async fn resilience_get(State(s): State<AppState>) -> ApiResult {
 async fn resilience_patch(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {
     let patch = crate::resilience::Resilience::parse_patch(&body)?;
     ok(s.management.resilience_patch(patch).await?)
+}
+
+async fn resilience_defaults(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.resilience_defaults())
+}
+
+async fn resilience_ranges(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.resilience_ranges())
+}
+
+async fn breakers_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.breakers())
 }
 
 async fn resilience_reset(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {

@@ -1,11 +1,13 @@
 //! The HTTP edge: the client inference router (`/v1`), the management router
-//! (`/api`), and the guards in front of both.
+//! (`/api`), the settings UI's static files (`/ui/`), and the guards in front of them.
 
+mod events;
 mod guard;
 mod inference;
 mod json;
 mod management;
 mod models;
+mod ui;
 
 use axum::Router;
 use axum::middleware;
@@ -30,6 +32,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(inference)
         .merge(management)
+        .merge(ui::router(state.ui_dir.as_deref()))
         .fallback(guard::not_found)
         .layer(middleware::from_fn_with_state(state.clone(), guard::host_guard))
         .with_state(state)

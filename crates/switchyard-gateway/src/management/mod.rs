@@ -7,6 +7,7 @@
 
 mod api_keys;
 mod connections;
+mod gateway_status;
 mod import;
 mod monitoring;
 mod resilience_ops;
@@ -16,11 +17,13 @@ pub mod validate;
 use std::sync::Arc;
 
 use switchyard_types::api::GatewaySettings;
+use switchyard_types::status::ChangeTopic;
 
 use switchyard_resilience::claude_wall::ClaudeWall;
 use switchyard_resilience::{AuthCategory, ConnectionConfig};
 
 use crate::clock::Clock;
+use crate::control::Control;
 use crate::errors::GatewayError;
 use crate::resilience::Resilience;
 use crate::routing::{RoutingTable, SharedRouting};
@@ -51,10 +54,12 @@ pub struct ManagementService {
     listen: String,
     resilience: Arc<Resilience>,
     claude_wall: Arc<ClaudeWall>,
+    control: Arc<Control>,
 }
 
 impl ManagementService {
     /// A service over `store`, publishing into `routing`.
+    #[expect(clippy::too_many_arguments, reason = "wires the gateway's shared parts; called at start only")]
     pub fn new(
         store: Store,
         routing: SharedRouting,
@@ -63,6 +68,7 @@ impl ManagementService {
         listen: String,
         resilience: Arc<Resilience>,
         claude_wall: Arc<ClaudeWall>,
+        control: Arc<Control>,
     ) -> ManagementService {
         ManagementService {
             store,
@@ -73,7 +79,13 @@ impl ManagementService {
             listen,
             resilience,
             claude_wall,
+            control,
         }
+    }
+
+    /// The routing pause switch and the change feed.
+    pub fn control(&self) -> &Arc<Control> {
+        &self.control
     }
 
     /// The resilience runtime (engine and settings).
@@ -103,6 +115,7 @@ impl ManagementService {
         let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
         self.routing.store(Arc::new(table));
+        self.control.notify(ChangeTopic::Connections);
         Ok(())
     }
 

@@ -10,8 +10,9 @@ use switchyard_types::resilience::{
     CooldownsClearResult, LockoutClearRequest, LockoutClearResult, ModelLockoutView, ProviderBreakerView,
 };
 use switchyard_types::settings::{
-    ModelLockoutPatch, ModelLockoutSettings, ResilienceSettings, ResilienceSettingsPatch,
+    ModelLockoutPatch, ModelLockoutSettings, ResilienceSettings, ResilienceSettingsPatch, SettingsRanges,
 };
+use switchyard_types::status::ChangeTopic;
 
 use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
@@ -27,7 +28,20 @@ impl ManagementService {
         &self,
         patch: ResilienceSettingsPatch,
     ) -> MgmtResult<Arc<ResilienceSettings>> {
-        self.resilience.patch(patch).await
+        let settings = self.resilience.patch(patch).await?;
+        self.control.notify(ChangeTopic::Settings);
+        Ok(settings)
+    }
+
+    /// The settings as they would be with no stored document (built-in defaults
+    /// under the environment's overrides): what "reset to defaults" restores.
+    pub fn resilience_defaults(&self) -> ResilienceSettings {
+        self.resilience.defaults()
+    }
+
+    /// The validator's ranges table, for forms.
+    pub fn resilience_ranges(&self) -> SettingsRanges {
+        SettingsRanges::current()
     }
 
     /// The model-lockout settings.
@@ -40,7 +54,10 @@ impl ManagementService {
         let whole =
             ResilienceSettingsPatch { model_lockout: Some(patch), ..ResilienceSettingsPatch::default() };
         match self.resilience.patch(whole).await {
-            Ok(s) => Ok(s.model_lockout.clone()),
+            Ok(s) => {
+                self.control.notify(ChangeTopic::Settings);
+                Ok(s.model_lockout.clone())
+            }
             Err(mut e) => {
                 // Report paths relative to the model-lockout document.
                 for issue in &mut e.issues {
@@ -61,6 +78,7 @@ impl ManagementService {
     /// Resets one provider's breaker, or all.
     pub fn reset_breakers(&self, req: BreakerResetRequest) -> MgmtResult<BreakerResetResult> {
         let result = self.resilience.engine.reset_breakers(req.provider.as_deref());
+        self.control.notify(ChangeTopic::Breakers);
         if let Some(p) = req.provider.filter(|_| result.reset_count == 0) {
             let known = self.resilience.engine.breakers().iter().any(|b| b.provider == p)
                 || self.routing.load().by_provider.contains_key(&p);
@@ -85,7 +103,12 @@ impl ManagementService {
                     .into(),
             }]));
         }
-        Ok(self.resilience.engine.clear_cooldowns(&req))
+        let result = self.resilience.engine.clear_cooldowns(&req);
+        self.control.notify(ChangeTopic::Cooldowns);
+        if result.lockouts_cleared > 0 {
+            self.control.notify(ChangeTopic::Lockouts);
+        }
+        Ok(result)
     }
 
     /// Active model lockouts.
@@ -96,6 +119,7 @@ impl ManagementService {
     /// Re-enables one model (on one connection, or every connection of the provider).
     pub fn clear_lockout(&self, req: LockoutClearRequest) -> MgmtResult<LockoutClearResult> {
         let cleared = self.resilience.engine.clear_lockout(&req);
+        self.control.notify(ChangeTopic::Lockouts);
         if cleared == 0 {
             return Err(GatewayError::new(
                 ErrorCode::NotFound,

@@ -72,8 +72,26 @@ impl WallHook {
     }
 
     /// Decides after a response of this connection (its status and headers; the body
-    /// is left unread for the caller).
+    /// is left unread for the caller). A change of the account's lane or reset state
+    /// is published to the UI's change feed.
     pub async fn after_response(
+        &self,
+        state: &GatewayState,
+        conn: &Connection,
+        response: &reqwest::Response,
+        sent_slow: bool,
+        wait: &mut WaitWindow,
+        deadline: tokio::time::Instant,
+    ) -> WallAction {
+        let before = state.claude_wall.view(&conn.id, state.clock.now_wall());
+        let action = self.decide(state, conn, response, sent_slow, wait, deadline).await;
+        if state.claude_wall.view(&conn.id, state.clock.now_wall()) != before {
+            state.management.control().notify(switchyard_types::status::ChangeTopic::Lanes);
+        }
+        action
+    }
+
+    async fn decide(
         &self,
         state: &GatewayState,
         conn: &Connection,

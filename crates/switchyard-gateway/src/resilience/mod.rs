@@ -20,8 +20,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::control::Control;
 use crate::errors::GatewayError;
 use crate::store::{StateWrite, Store};
+use switchyard_types::status::ChangeTopic;
 
 /// Settings key of the stored resilience document.
 pub const RESILIENCE_SETTINGS_KEY: &str = "resilience";
@@ -52,18 +54,29 @@ fn to_write(event: &EngineEvent) -> Option<StateWrite> {
     }
 }
 
+/// Which UI topic an engine event invalidates.
+fn topic_of(event: &EngineEvent) -> ChangeTopic {
+    match event {
+        EngineEvent::Breaker { .. } | EngineEvent::ProviderGate { .. } => ChangeTopic::Breakers,
+        EngineEvent::Cooldown { .. } => ChangeTopic::Cooldowns,
+        EngineEvent::Lockout { .. } => ChangeTopic::Lockouts,
+    }
+}
+
 impl Resilience {
     /// Builds the engine with the effective settings and starts the persister.
     pub async fn start(
         store: Store,
         clock: Arc<dyn Clock>,
         env: Arc<dyn EnvSource + Send + Sync>,
+        control: Arc<Control>,
         shutdown: CancellationToken,
     ) -> Result<(Arc<Resilience>, JoinHandle<()>), GatewayError> {
         let (tx, rx) = mpsc::channel::<StateWrite>(persist::QUEUE_CAPACITY);
         let sink = Box::new(move |events: &[EngineEvent]| {
             for event in events {
                 tracing::info!(event = event.name(), detail = ?event);
+                control.notify(topic_of(event));
                 if let Some(write) = to_write(event)
                     && tx.try_send(write).is_err()
                 {
@@ -91,6 +104,11 @@ impl Resilience {
         let connections = self.store.load_connection_health().await?;
         let snapshot = persist::snapshot_from_rows(&breakers, &connections, known_connections);
         self.engine.restore(&snapshot).map_err(GatewayError::internal)
+    }
+
+    /// The defaults under the environment's overrides (no stored document).
+    pub fn defaults(&self) -> ResilienceSettings {
+        layer(self.env.as_ref(), None).settings
     }
 
     /// The effective settings.

@@ -33,6 +33,17 @@ pub struct AttemptLogRow {
     pub error_kind: Option<String>,
 }
 
+/// A static `SELECT` of every view column, followed by `$tail`.
+macro_rules! select_rows {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, at, request_id, api_key_id, route, provider, connection_id, model, ",
+            "status, latency_ms, bytes, error_kind FROM request_log ",
+            $tail
+        )
+    };
+}
+
 impl Store {
     /// Appends a batch of rows in one transaction. One single-row statement, prepared
     /// once and cached by sqlx, serves every row: a multi-row `VALUES` list would have
@@ -81,36 +92,55 @@ impl Store {
         limit: u32,
         before_id: Option<i64>,
     ) -> StoreResult<Vec<RequestLogEntryView>> {
-        let rows = sqlx::query(
-            "SELECT id, at, request_id, api_key_id, route, provider, connection_id, model, \
-             status, latency_ms, bytes, error_kind FROM request_log \
-             WHERE id < ? ORDER BY id DESC LIMIT ?",
-        )
-        .bind(before_id.unwrap_or(i64::MAX))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let status: Option<i64> = row.try_get("status")?;
-                let latency: i64 = row.try_get("latency_ms")?;
-                let id: i64 = row.try_get("id")?;
-                let bytes: i64 = row.try_get("bytes")?;
-                Ok(RequestLogEntryView {
-                    id: id as f64,
-                    at: UnixMillis(row.try_get("at")?),
-                    request_id: row.try_get("request_id")?,
-                    api_key_id: row.try_get("api_key_id")?,
-                    route: row.try_get("route")?,
-                    provider: row.try_get("provider")?,
-                    connection_id: row.try_get("connection_id")?,
-                    model: row.try_get("model")?,
-                    status: status.and_then(|s| u16::try_from(s).ok()),
-                    latency_ms: u32::try_from(latency).unwrap_or(u32::MAX),
-                    bytes: bytes as f64,
-                    error_kind: row.try_get("error_kind")?,
-                })
-            })
-            .collect()
+        let rows = sqlx::query(select_rows!("WHERE id < ? ORDER BY id DESC LIMIT ?"))
+            .bind(before_id.unwrap_or(i64::MAX))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
     }
+
+    /// The newest failed attempts, at most `limit`.
+    pub async fn list_failed_attempts(&self, limit: u32) -> StoreResult<Vec<RequestLogEntryView>> {
+        let rows = sqlx::query(select_rows!("WHERE error_kind IS NOT NULL ORDER BY id DESC LIMIT ?"))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
+    }
+
+    /// Attempts started at or after `since`, and how many of them failed. A scan of
+    /// the bounded table (no index on `at`, to keep inserts cheap): milliseconds.
+    pub async fn count_attempts_since(&self, since: UnixMillis) -> StoreResult<(u32, u32)> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS total, COUNT(error_kind) AS failed FROM request_log WHERE at >= ?",
+        )
+        .bind(since.0)
+        .fetch_one(&self.pool)
+        .await?;
+        let total: i64 = row.try_get("total")?;
+        let failed: i64 = row.try_get("failed")?;
+        Ok((u32::try_from(total).unwrap_or(u32::MAX), u32::try_from(failed).unwrap_or(u32::MAX)))
+    }
+}
+
+fn row_view(row: &sqlx::sqlite::SqliteRow) -> Result<RequestLogEntryView, sqlx::Error> {
+    let status: Option<i64> = row.try_get("status")?;
+    let latency: i64 = row.try_get("latency_ms")?;
+    let id: i64 = row.try_get("id")?;
+    let bytes: i64 = row.try_get("bytes")?;
+    Ok(RequestLogEntryView {
+        id: id as f64,
+        at: UnixMillis(row.try_get("at")?),
+        request_id: row.try_get("request_id")?,
+        api_key_id: row.try_get("api_key_id")?,
+        route: row.try_get("route")?,
+        provider: row.try_get("provider")?,
+        connection_id: row.try_get("connection_id")?,
+        model: row.try_get("model")?,
+        status: status.and_then(|s| u16::try_from(s).ok()),
+        latency_ms: u32::try_from(latency).unwrap_or(u32::MAX),
+        bytes: bytes as f64,
+        error_kind: row.try_get("error_kind")?,
+    })
 }

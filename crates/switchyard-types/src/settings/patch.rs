@@ -116,23 +116,23 @@ pub struct BreakerProfilePatch {
 pub struct CooldownByKindPatch {
     /// Server errors.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub server_error: Option<Option<u32>>,
     /// Timeouts.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub timeout: Option<Option<u32>>,
     /// Connect errors.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub unreachable: Option<Option<u32>>,
     /// Rule-counted rate limits.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub rate_limit: Option<Option<u32>>,
     /// Rule-counted quota exhaustion.
     #[serde(default, deserialize_with = "double_option")]
-    #[specta(optional)]
+    #[specta(optional, type = Option<u32>)]
     pub quota_exhausted: Option<Option<u32>>,
 }
 

@@ -1,0 +1,47 @@
+//! Gateway status for the Overview page and the tray: base URL, routing pause, and
+//! request counts from the request log.
+
+use switchyard_types::status::{GatewayStatusView, MonitoringSummaryView, RoutingPauseRequest};
+
+use super::{ManagementService, MgmtResult};
+
+/// Failed attempts listed on the Overview.
+const RECENT_ERRORS: u32 = 10;
+const HOUR_MS: i64 = 3_600_000;
+
+impl ManagementService {
+    /// Base URL, version, pause state and whether clients need a key.
+    pub fn gateway_status(&self) -> GatewayStatusView {
+        let table = self.routing.load();
+        GatewayStatusView {
+            base_url: format!("http://{}", self.listen),
+            listen: self.listen.clone(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            paused: self.control.is_paused(),
+            client_key_required: !table.gateway.allow_unauthenticated_loopback,
+        }
+    }
+
+    /// Pauses or resumes routing (inference requests get 503 `routing_paused`
+    /// while paused; management keeps working).
+    pub fn set_paused(&self, request: RoutingPauseRequest) -> GatewayStatusView {
+        self.control.set_paused(request.paused);
+        self.gateway_status()
+    }
+
+    /// Attempt counts over the last hour and day, and the latest failures.
+    pub async fn monitoring_summary(&self) -> MgmtResult<MonitoringSummaryView> {
+        let now = self.clock.now_wall();
+        let (requests_last_hour, errors_last_hour) =
+            self.store.count_attempts_since(now.plus_millis(-HOUR_MS)).await?;
+        let (requests_last_day, errors_last_day) =
+            self.store.count_attempts_since(now.plus_millis(-24 * HOUR_MS)).await?;
+        Ok(MonitoringSummaryView {
+            requests_last_hour,
+            errors_last_hour,
+            requests_last_day,
+            errors_last_day,
+            recent_errors: self.store.list_failed_attempts(RECENT_ERRORS).await?,
+        })
+    }
+}

@@ -1,0 +1,62 @@
+//! Connections (REST: `/api/providers`).
+
+use switchyard_types::api::{ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult, ConnectionView};
+use tauri::State;
+
+use super::call;
+use crate::document::Doc;
+use crate::host::GatewayHost;
+use crate::ipc_error::IpcResult;
+
+/// Every connection, with its Claude usage-wall state (`GET /api/providers`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_list(host: State<'_, GatewayHost>) -> IpcResult<Vec<ConnectionView>> {
+    call(host, |m| async move { m.list_connections().await }).await
+}
+
+/// One connection (`GET /api/providers/{id}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_get(host: State<'_, GatewayHost>, id: String) -> IpcResult<ConnectionView> {
+    call(host, |m| async move { m.get_connection(&id).await }).await
+}
+
+/// Creates a connection; secrets go in, never come back (`POST /api/providers`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_create(
+    host: State<'_, GatewayHost>,
+    request: Doc<ConnectionCreateRequest>,
+) -> IpcResult<ConnectionView> {
+    let request = request.parse()?;
+    call(host, |m| async move { m.create_connection(request).await }).await
+}
+
+/// Applies a partial change, e.g. the Claude options in `providerSpecific`
+/// (`PATCH /api/providers/{id}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_update(
+    host: State<'_, GatewayHost>,
+    id: String,
+    patch: Doc<ConnectionPatch>,
+) -> IpcResult<ConnectionView> {
+    let patch = patch.parse()?;
+    call(host, |m| async move { m.update_connection(&id, patch).await }).await
+}
+
+/// Deletes a connection (`DELETE /api/providers/{id}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_delete(host: State<'_, GatewayHost>, id: String) -> IpcResult<()> {
+    call(host, |m| async move { m.delete_connection(&id).await }).await
+}
+
+/// Checks a connection's credentials with one cheap upstream call
+/// (`POST /api/providers/{id}/test`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_test(host: State<'_, GatewayHost>, id: String) -> IpcResult<ConnectionTestResult> {
+    call(host, |m| async move { m.test_connection(&id).await }).await
+}

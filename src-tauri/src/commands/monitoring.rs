@@ -1,0 +1,37 @@
+//! Health, request counts and the request log (REST: `/api/monitoring/*`, `/api/logs`).
+
+use switchyard_types::api::{HealthView, LogsQuery, RequestLogEntryView};
+use switchyard_types::status::MonitoringSummaryView;
+use tauri::State;
+
+use super::call;
+use crate::document::Doc;
+use crate::host::GatewayHost;
+use crate::ipc_error::IpcResult;
+
+/// Liveness, breakers, out-of-rotation counts, Claude accounts
+/// (`GET /api/monitoring/health`).
+#[tauri::command]
+#[specta::specta]
+pub async fn monitoring_health(host: State<'_, GatewayHost>) -> IpcResult<HealthView> {
+    call(host, |m| async move { m.health().await }).await
+}
+
+/// Request counts over the last hour and day, and the latest failures
+/// (`GET /api/monitoring/summary`).
+#[tauri::command]
+#[specta::specta]
+pub async fn monitoring_summary(host: State<'_, GatewayHost>) -> IpcResult<MonitoringSummaryView> {
+    call(host, |m| async move { m.monitoring_summary().await }).await
+}
+
+/// Recent upstream attempts, newest first (`GET /api/logs`).
+#[tauri::command]
+#[specta::specta]
+pub async fn logs_list(
+    host: State<'_, GatewayHost>,
+    query: Doc<LogsQuery>,
+) -> IpcResult<Vec<RequestLogEntryView>> {
+    let query = query.parse()?;
+    call(host, |m| async move { m.logs(query).await }).await
+}

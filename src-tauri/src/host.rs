@@ -1,0 +1,202 @@
+//! `GatewayHost`: the gateway running inside the desktop app (the same library as
+//! `switchyard serve`), and what the app knows when it is not running.
+//!
+//! Fail-soft: a gateway that cannot start (its port taken, an unreadable data
+//! directory) leaves the app up with the reason in `DesktopStatusView`, the tray
+//! status line and the window banner; management commands then answer
+//! `gateway_unavailable`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+use switchyard_gateway::control::Control;
+use switchyard_gateway::management::ManagementService;
+use switchyard_gateway::{Gateway, GatewayConfig};
+use switchyard_types::ErrorCode;
+
+use crate::ipc_error::{IpcError, IpcResult};
+
+/// Whether the hosted gateway runs, for the window banner and the tray.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct DesktopStatusView {
+    /// The gateway accepts requests.
+    pub running: bool,
+    /// The address it listens on while running.
+    pub listen: Option<String>,
+    /// Why it is not running (e.g. "port 7821 is already in use").
+    pub error: Option<String>,
+}
+
+enum HostState {
+    Starting,
+    Running(Running),
+    Failed(String),
+    Stopped,
+}
+
+struct Running {
+    management: ManagementService,
+    addr: SocketAddr,
+    /// `None` when the gateway is owned elsewhere (tests attach one).
+    gateway: Option<Gateway>,
+}
+
+/// The hosted gateway (managed tauri state).
+pub struct GatewayHost {
+    state: RwLock<HostState>,
+}
+
+impl Default for GatewayHost {
+    fn default() -> Self {
+        GatewayHost { state: RwLock::new(HostState::Starting) }
+    }
+}
+
+/// Where the desktop app's gateway keeps its data and what it imports: the same
+/// environment variables as `switchyard serve`, so scripts and tests can point
+/// both at one directory.
+pub fn gateway_config(port: u16) -> GatewayConfig {
+    let data_dir = std::env::var_os("SWITCHYARD_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("switchyard"));
+    let mut config = GatewayConfig::new(data_dir);
+    config.listen = SocketAddr::from(([127, 0, 0, 1], port));
+    config.config_file = std::env::var_os("SWITCHYARD_CONFIG").map(PathBuf::from);
+    config.management_token = std::env::var("SWITCHYARD_MANAGEMENT_TOKEN").ok();
+    config
+}
+
+impl GatewayHost {
+    /// Starts the gateway; on failure records a user-facing reason.
+    pub async fn start(&self, config: GatewayConfig) -> Result<(), String> {
+        let listen = config.listen;
+        match Gateway::start(config).await {
+            Ok(gateway) => {
+                tracing::info!(event = "desktop.gateway_started", listen = %gateway.addr());
+                self.set(HostState::Running(Running {
+                    management: gateway.management().clone(),
+                    addr: gateway.addr(),
+                    gateway: Some(gateway),
+                }));
+                Ok(())
+            }
+            Err(e) => {
+                let reason = explain_start_failure(listen, &e);
+                tracing::error!(event = "desktop.gateway_failed", reason = %reason);
+                self.set(HostState::Failed(reason.clone()));
+                Err(reason)
+            }
+        }
+    }
+
+    /// Serves the commands from a gateway started and owned elsewhere (tests).
+    pub fn attach(&self, management: ManagementService, addr: SocketAddr) {
+        self.set(HostState::Running(Running { management, addr, gateway: None }));
+    }
+
+    fn set(&self, next: HostState) {
+        *self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner) = next;
+    }
+
+    fn running(&self) -> Option<(ManagementService, SocketAddr)> {
+        match &*self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            HostState::Running(r) => Some((r.management.clone(), r.addr)),
+            _ => None,
+        }
+    }
+
+    /// The management service of the running gateway.
+    pub fn management(&self) -> IpcResult<ManagementService> {
+        self.running().map(|(m, _)| m).ok_or_else(|| {
+            let status = self.status();
+            IpcError::new(
+                ErrorCode::GatewayUnavailable,
+                status.error.unwrap_or_else(|| "the gateway is not running".to_owned()),
+            )
+        })
+    }
+
+    /// The runtime control (pause switch, change feed) of the running gateway.
+    pub fn control(&self) -> Option<Arc<Control>> {
+        self.running().map(|(m, _)| m.control().clone())
+    }
+
+    /// `http://<addr>` of the running gateway.
+    pub fn base_url(&self) -> Option<String> {
+        self.running().map(|(_, addr)| format!("http://{addr}"))
+    }
+
+    /// Running, listening address, or the reason it is not.
+    pub fn status(&self) -> DesktopStatusView {
+        match &*self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            HostState::Running(r) => {
+                DesktopStatusView { running: true, listen: Some(r.addr.to_string()), error: None }
+            }
+            HostState::Starting => DesktopStatusView {
+                running: false,
+                listen: None,
+                error: Some("the gateway is starting".to_owned()),
+            },
+            HostState::Failed(reason) => {
+                DesktopStatusView { running: false, listen: None, error: Some(reason.clone()) }
+            }
+            HostState::Stopped => DesktopStatusView {
+                running: false,
+                listen: None,
+                error: Some("the gateway has stopped".to_owned()),
+            },
+        }
+    }
+
+    /// Stops the gateway gracefully (Quit).
+    pub async fn shutdown(&self) {
+        let previous = std::mem::replace(
+            &mut *self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner),
+            HostState::Stopped,
+        );
+        if let HostState::Running(Running { gateway: Some(gateway), .. }) = previous {
+            gateway.shutdown().await;
+        }
+    }
+}
+
+/// A sentence a user can act on: the common case is another program (or another
+/// Switchyard) on the port.
+fn explain_start_failure(listen: SocketAddr, e: &anyhow::Error) -> String {
+    let in_use = e.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::AddrInUse)
+    });
+    if in_use {
+        format!(
+            "port {} is already in use (another Switchyard or another program); choose another port in \
+             Preferences, or stop the other program, then restart Switchyard",
+            listen.port()
+        )
+    } else {
+        format!("the gateway could not start: {e:#}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_port_is_explained_as_such() {
+        let io = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+        let e = anyhow::Error::from(io).context("cannot listen on 127.0.0.1:7821");
+        let text = explain_start_failure(SocketAddr::from(([127, 0, 0, 1], 7821)), &e);
+        assert!(text.starts_with("port 7821 is already in use"), "{text}");
+    }
+
+    #[test]
+    fn commands_before_start_say_the_gateway_is_unavailable() {
+        let host = GatewayHost::default();
+        let err = host.management().err().map(|e| e.code);
+        assert_eq!(err, Some(ErrorCode::GatewayUnavailable));
+        assert!(!host.status().running);
+    }
+}

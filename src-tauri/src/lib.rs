@@ -1,0 +1,172 @@
+//! The Switchyard desktop app: a tray app that hosts the gateway in-process (the
+//! same library as `switchyard serve`) and a settings window whose UI reaches the
+//! gateway's `ManagementService` through typed IPC commands and events.
+//!
+//! Layout: `host` (the hosted gateway and its start failure), `commands` (one IPC
+//! command per management operation), `document` (strictly parsed document
+//! arguments), `ipc_error`, `events` (typed change events), `prefs` (desktop
+//! preferences in tauri-plugin-store), `tray`, `window`. The only crate that
+//! depends on tauri: the gateway builds and tests without GUI libraries.
+
+pub mod commands;
+pub mod document;
+pub mod events;
+pub mod host;
+pub mod ipc_error;
+pub mod prefs;
+mod tray;
+mod window;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use tauri::{Manager, RunEvent, WindowEvent};
+
+use crate::host::{GatewayHost, gateway_config};
+
+/// The tauri-specta builder for runtime `$r`: every command and event. A macro
+/// because the desktop commands are generic over the runtime and tauri-specta
+/// needs their runtime spelled out (the app uses `Wry`, the tests `MockRuntime`).
+macro_rules! specta_builder {
+    ($r:ty) => {{
+        use $crate::commands::connections::*;
+        use $crate::commands::desktop::*;
+        use $crate::commands::gateway::*;
+        use $crate::commands::keys::*;
+        use $crate::commands::monitoring::*;
+        use $crate::commands::resilience::*;
+        use $crate::commands::routes::*;
+        use $crate::events::*;
+        tauri_specta::Builder::<$r>::new()
+            .commands(tauri_specta::collect_commands![
+                connections_list,
+                connections_get,
+                connections_create,
+                connections_update,
+                connections_delete,
+                connections_test,
+                keys_list,
+                keys_create,
+                keys_delete,
+                combos_list,
+                combos_put,
+                combos_delete,
+                aliases_list,
+                aliases_put,
+                aliases_delete,
+                monitoring_health,
+                monitoring_summary,
+                logs_list,
+                resilience_get,
+                resilience_patch,
+                resilience_defaults,
+                resilience_ranges,
+                breakers_list,
+                breakers_reset,
+                cooldowns_list,
+                cooldowns_clear,
+                lockouts_list,
+                lockouts_clear,
+                model_lockout_get,
+                model_lockout_patch,
+                gateway_status,
+                gateway_set_paused,
+                desktop_prefs_get::<$r>,
+                desktop_prefs_set::<$r>,
+                desktop_status,
+            ])
+            .events(tauri_specta::collect_events![
+                BreakersChanged,
+                CooldownsChanged,
+                LockoutsChanged,
+                LanesChanged,
+                ConnectionsChanged,
+                SettingsChanged,
+                RoutingChanged,
+            ])
+    }};
+}
+#[cfg(test)]
+pub(crate) use specta_builder;
+
+/// Command-line flag the login item passes: start in the tray.
+const HIDDEN_FLAG: &str = "--hidden";
+
+/// Runs the desktop app until Quit.
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let builder = specta_builder!(tauri::Wry);
+    let app = tauri::Builder::default()
+        // First, so a second launch is caught before anything else starts.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| window::show_main(app, None)))
+        .plugin(tauri_plugin_store::Builder::default().build())
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            Some(vec![HIDDEN_FLAG]),
+        ))
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .manage(GatewayHost::default())
+        .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            let prefs = prefs::load(app);
+            // SWITCHYARD_PORT overrides the preference (scripts, the e2e test).
+            let port =
+                std::env::var("SWITCHYARD_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(prefs.port);
+            let host = app.state::<GatewayHost>();
+            let started = tauri::async_runtime::block_on(host.start(gateway_config(port)));
+            let handle = app.handle().clone();
+            if let Err(e) = tray::build(&handle) {
+                tracing::warn!(event = "desktop.tray_unavailable", error = %e);
+            }
+            if let Some(control) = host.control() {
+                events::spawn_forwarder(
+                    handle.clone(),
+                    control,
+                    Arc::new(switchyard_gateway::clock::SystemClock),
+                    |app, _| tray::refresh(app),
+                );
+            }
+            tray::refresh(&handle);
+            let hidden = prefs.start_hidden || std::env::args().any(|a| a == HIDDEN_FLAG);
+            // A failed start is shown even when starting hidden: the user must see it.
+            if !hidden || started.is_err() {
+                window::show_main(&handle, None);
+            }
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event
+                && window.label() == window::MAIN
+            {
+                // Closing the window keeps the app (and the gateway) in the tray.
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Switchyard could not start its window: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| match event {
+        // The last window closing is not Quit; only the tray's Quit (an exit code) is.
+        RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),
+        RunEvent::Exit => {
+            let host = app.state::<GatewayHost>();
+            tauri::async_runtime::block_on(host.shutdown());
+        }
+        _ => {}
+    });
+}

@@ -1,0 +1,3 @@
+fn main() {
+    switchyard_desktop::run();
+}
