@@ -23,9 +23,7 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsa
 
 /// `/`, `/ui` and `/ui/...`.
 pub fn router(ui_dir: Option<&Path>) -> Router<AppState> {
-    let router = Router::new()
-        .route("/", get(|| async { Redirect::temporary("/ui/") }))
-        .route("/ui", get(|| async { Redirect::temporary("/ui/") }));
+    let router = Router::new().route("/", get(|| async { Redirect::temporary("/ui/") }));
     match ui_dir {
         Some(dir) => router
             .nest_service("/ui", ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html"))))
@@ -33,7 +31,10 @@ pub fn router(ui_dir: Option<&Path>) -> Router<AppState> {
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(CSP),
             )),
-        None => router.route("/ui/", get(not_built)).route("/ui/{*rest}", get(not_built)),
+        None => router
+            .route("/ui", get(not_built))
+            .route("/ui/", get(not_built))
+            .route("/ui/{*rest}", get(not_built)),
     }
 }
 
