@@ -27,5 +27,6 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "src/**/*.test.tsx"],
     setupFiles: ["src/test/setup.ts"],
     restoreMocks: true,
+    unstubGlobals: true,
   },
 });

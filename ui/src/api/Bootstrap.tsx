@@ -29,7 +29,7 @@ export function Bootstrap({ children, initial }: { children: ReactNode; initial?
         onSubmit={(token) => {
           sessionStorage.setItem(TOKEN_STORAGE_KEY, token);
           setRejected(false);
-          setConnection({ transport: "http", baseUrl: window.location.origin, token });
+          setConnection({ transport: "http", baseUrl: connection.transport === "http" ? connection.baseUrl : window.location.origin, token });
         }}
       />
     );

@@ -1,9 +1,12 @@
 // The desktop adapter: every Api method calls the tauri-specta generated command and
 // unwraps its `Result`, turning the IpcError into an ApiError.
 import type { UnlistenFn } from "@tauri-apps/api/event";
-import { commands, events, type Result } from "../ipc/bindings";
+import { commands, events } from "../ipc/bindings";
 import { ApiError } from "./ApiError";
 import { EVENT_NAMES, type Api, type EventName } from "./types";
+
+/** What every generated command resolves with (tauri-specta's typed-error wrapper). */
+type Result<T, E> = { status: "ok"; data: T } | { status: "error"; error: E };
 
 async function unwrap<T>(call: Promise<Result<T, unknown>>): Promise<T> {
   let result: Result<T, unknown>;

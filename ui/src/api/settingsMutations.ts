@@ -4,24 +4,13 @@ import type { ModelLockoutPatch, ResilienceSettingsPatch } from "../ipc/bindings
 import { useApi } from "./ApiProvider";
 import { queryKeys } from "./queryKeys";
 
-/** Every group absent ("keep"); a form's patch fills in the groups it edits. */
-const EMPTY_RESILIENCE_PATCH: ResilienceSettingsPatch = {
-  providerBreaker: null,
-  providerCooldown: null,
-  connectionCooldown: null,
-  streamStallCooldown: null,
-  modelLockout: null,
-  requestQueue: null,
-  quotaShareConcurrencyLimit: null,
-  comboCooldownWait: null,
-  streamRecovery: null,
-  sessionAffinityTtlMs: null,
-  providerErrorRules: null,
-};
-
-/** A patch from whole groups built by a settings form (`{ group: value }`). */
+/**
+ * A patch from the whole groups a settings form built (`{ group: value }`); absent
+ * groups keep their values. The groups come from the current document with the
+ * form's fields applied, so they have the patch's shape.
+ */
 export function toResiliencePatch(groups: Record<string, unknown>): ResilienceSettingsPatch {
-  return { ...EMPTY_RESILIENCE_PATCH, ...groups } as ResilienceSettingsPatch;
+  return groups as ResilienceSettingsPatch;
 }
 
 export function usePatchResilience() {

@@ -111,17 +111,7 @@ describe("ConnectionsPage", () => {
     expect(await screen.findByText("Saved Claude Max.")).toBeInTheDocument();
     expect(callsOf(calls, "connections_update")[0].args).toEqual({
       id: "claude-max",
-      patch: {
-        name: null,
-        apiFormat: null,
-        authKind: null,
-        apiKey: null,
-        accessToken: null,
-        priority: null,
-        enabled: null,
-        models: null,
-        providerSpecific: { lowPriorityMode: true, organizationUUID: "org-123" },
-      },
+      patch: { providerSpecific: { lowPriorityMode: true, organizationUUID: "org-123" } },
     });
   });
 

@@ -5,7 +5,7 @@ import type {
   ConnectionCreateRequest,
   ConnectionPatch,
   ConnectionView,
-  JsonValue,
+  Value,
 } from "../../ipc/bindings";
 
 export type ConnectionFormState = {
@@ -52,9 +52,9 @@ export function isClaudeOAuth(provider: string, authKind: AuthKind): boolean {
   return (p === "anthropic" || p === "claude") && authKind === "oauth";
 }
 
-function specific(c: ConnectionView): Record<string, JsonValue> {
+function specific(c: ConnectionView): Record<string, Value> {
   const ps = c.providerSpecific;
-  return ps !== null && typeof ps === "object" && !Array.isArray(ps) ? (ps as Record<string, JsonValue>) : {};
+  return ps !== null && typeof ps === "object" && !Array.isArray(ps) ? (ps as Record<string, Value>) : {};
 }
 
 export function formFromConnection(c: ConnectionView): ConnectionFormState {
@@ -105,7 +105,7 @@ export function buildCreateRequest(s: ConnectionFormState): Built<ConnectionCrea
   const priority = parseInteger(s.priority, "/priority", errors);
   const maxConcurrent = parseInteger(s.maxConcurrent, "/maxConcurrent", errors);
   const claude = isClaudeOAuth(s.provider, s.authKind);
-  const providerSpecific: Record<string, JsonValue> | null = claude
+  const providerSpecific: Record<string, Value> | null = claude
     ? {
         lowPriorityMode: s.lowPriorityMode,
         autoLimitReset: s.autoLimitReset,
@@ -139,17 +139,7 @@ export function buildCreateRequest(s: ConnectionFormState): Built<ConnectionCrea
 export function buildPatch(original: ConnectionView, s: ConnectionFormState): Built<ConnectionPatch> {
   const errors: Record<string, string> = {};
   const before = formFromConnection(original);
-  const patch: ConnectionPatch = {
-    name: null,
-    apiFormat: null,
-    authKind: null,
-    apiKey: null,
-    accessToken: null,
-    priority: null,
-    enabled: null,
-    models: null,
-    providerSpecific: null,
-  };
+  const patch: ConnectionPatch = {};
   if (s.name.trim() !== before.name) patch.name = s.name.trim();
   if (s.apiFormat !== "" && s.apiFormat !== before.apiFormat) patch.apiFormat = s.apiFormat;
   if (s.authKind !== before.authKind) patch.authKind = s.authKind;
@@ -167,7 +157,7 @@ export function buildPatch(original: ConnectionView, s: ConnectionFormState): Bu
   const models = parseModels(s.models);
   if (models.join("\n") !== original.models.join("\n")) patch.models = models;
   if (isClaudeOAuth(original.provider, s.authKind)) {
-    const changes: Record<string, JsonValue> = {};
+    const changes: Record<string, Value> = {};
     if (s.lowPriorityMode !== before.lowPriorityMode) changes.lowPriorityMode = s.lowPriorityMode;
     if (s.autoLimitReset !== before.autoLimitReset) changes.autoLimitReset = s.autoLimitReset;
     const org = s.organizationUUID.trim();

@@ -43,7 +43,7 @@ export function CooldownsPage() {
         setMessage({ tone: "ok", text: describeClear(r) });
         setSelected((s) => {
           const next = new Set(s);
-          for (const id of request.connectionIds) next.delete(id);
+          for (const id of request.connectionIds ?? []) next.delete(id);
           if (request.all) next.clear();
           return next;
         });

@@ -68,9 +68,13 @@ export function RecentErrors({ summary }: { summary: MonitoringSummaryView }) {
           {summary.recentErrors.map((e) => (
             <tr key={e.id}>
               <td>
-                <time dateTime={new Date(e.at).toISOString()} title={formatInstant(e.at)}>
-                  {formatAgo(e.at, now)}
-                </time>
+                {e.at === null ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <time dateTime={new Date(e.at).toISOString()} title={formatInstant(e.at)}>
+                    {formatAgo(e.at, now)}
+                  </time>
+                )}
               </td>
               <td>
                 <code>{e.route}</code>

@@ -98,7 +98,7 @@ export function ClientKeysCard({
                 <tr key={k.id}>
                   <td>{k.name}</td>
                   <td>{k.scopes.length ? k.scopes.join(", ") : <span className="muted">none</span>}</td>
-                  <td>{formatInstant(k.createdAt)}</td>
+                  <td>{k.createdAt === null ? <span className="muted">—</span> : formatInstant(k.createdAt)}</td>
                   <td className="actions">
                     <ConfirmAction
                       label="Delete"

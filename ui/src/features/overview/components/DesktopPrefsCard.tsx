@@ -1,7 +1,7 @@
 // Desktop-only preferences (tauri-plugin-store): port, launch at login, start hidden,
 // theme. Rendered only inside the desktop app.
 import { useState, type FormEvent } from "react";
-import type { DesktopPrefs, DesktopTheme } from "../../../ipc/bindings";
+import type { DesktopPrefs, Theme } from "../../../ipc/bindings";
 import { FormErrors, NumberField, SelectField, Switch } from "../../../shared/fields";
 import { ErrorState, Loading } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
@@ -32,7 +32,7 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
   const [port, setPort] = useState(String(prefs.port));
   const [launchAtLogin, setLaunchAtLogin] = useState(prefs.launchAtLogin);
   const [startHidden, setStartHidden] = useState(prefs.startHidden);
-  const [theme, setTheme] = useState<DesktopTheme>(prefs.theme);
+  const [theme, setTheme] = useState<Theme>(prefs.theme);
   const [saved, setSaved] = useState(false);
   const errors = useFieldErrors(PREF_FIELDS);
 
@@ -65,7 +65,7 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
           help="The gateway's local port; agents' base URL changes with it."
           error={errors.fieldError("/port")}
         />
-        <SelectField<DesktopTheme>
+        <SelectField<Theme>
           id="pref-theme"
           label="Theme"
           path="/theme"
