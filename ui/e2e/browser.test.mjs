@@ -5,6 +5,7 @@
 // Run: cargo build -p switchyard-gateway -p switchyard-testkit --bins
 //      npm run ui:build && npm run ui:e2e      (or: node --test ui/e2e/)
 // The tests share one gateway and run in order; screenshots go to docs/screenshots/.
+// E2E_VERBOSE=1 prints the gateway's and the fake upstream's output at the end.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +27,8 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
   let gw;
   let browser;
   let page;
+  /** Page errors, console errors and failed HTTP calls seen by the browser. */
+  const problems = [];
 
   before(async () => {
     checkPrerequisites();
@@ -35,10 +38,14 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     browser = await launchBrowser();
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.setDefaultTimeout(10_000);
-    const problems = [];
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-    page.problems = problems;
+    page.on("console", (m) => {
+      // Failed loads are recorded with their URL below.
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
+    });
+    page.on("response", (r) => {
+      if (r.status() >= 400) problems.push(`${r.request().method()} ${new URL(r.url()).pathname} → ${r.status()}`);
+    });
     await page.goto(gw.uiUrl);
     // The token is taken out of the URL and kept for the session.
     await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
@@ -46,6 +53,7 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
   });
 
   after(async () => {
+    if (process.env.E2E_VERBOSE) console.log(`${fake?.child.log()}\n${gw?.child.log()}`);
     // Each step on its own: one failing must not leave the others running.
     await browser?.close().catch(() => {});
     await gw?.stop().catch(() => {});
@@ -55,7 +63,13 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
   /** Opens a page through the hash router and waits for its heading. */
   async function open(route, heading) {
     await page.goto(`${gw.baseUrl}/ui/#/${route}`);
-    await page.getByRole("heading", { level: 1, name: heading }).waitFor();
+    const h1 = page.getByRole("heading", { level: 1, name: heading });
+    await h1.waitFor();
+    // A hash change keeps the document, and with it the previous page's scroll.
+    await h1.evaluate((el) => {
+      for (let n = el; n; n = n.parentElement) n.scrollTop = 0;
+      window.scrollTo(0, 0);
+    });
   }
 
   async function screenshot(name) {
@@ -71,9 +85,9 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
   }
 
   test("Connections: the Claude switches are saved and survive a reload", async () => {
-    const before = await gw.get("/api/providers/claude-a");
-    assert.equal(before.providerSpecific?.lowPriorityMode ?? false, false);
-    assert.equal(before.providerSpecific?.autoLimitReset ?? false, false);
+    const initial = await gw.get("/api/providers/claude-a");
+    assert.equal(initial.providerSpecific?.lowPriorityMode ?? false, false);
+    assert.equal(initial.providerSpecific?.autoLimitReset ?? false, false);
 
     await open("connections", "Connections");
     let form = await openEditForm("claude-a");
@@ -109,13 +123,16 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     const path = "/connectionCooldown/oauth/baseCooldownMs";
     const stored = await gw.get("/api/resilience");
     // What the server says about this value (nothing is stored on a rejected write).
-    const rejected = await gw.api("PATCH", "/api/resilience", { connectionCooldown: { oauth: { baseCooldownMs: 999999999 } } });
+    const rejected = await gw.api("PATCH", "/api/resilience", {
+      connectionCooldown: { oauth: { baseCooldownMs: 999999999 } },
+    });
     assert.equal(rejected.status, 400);
-    const issue = rejected.body.issues.find((i) => i.path === path);
+    const issue = rejected.body.error?.issues?.find((i) => i.path === path);
     assert.ok(issue, `the 400 names ${path}: ${JSON.stringify(rejected.body)}`);
 
     await open("resilience", "Resilience");
     const input = page.locator(`input[data-path="${path}"]`);
+    await input.first().waitFor();
     assert.equal(await input.count(), 1, `one field with data-path=${path}`);
     const field = page.locator(".field", { has: input });
     const card = page.locator("form", { has: input });
@@ -197,10 +214,26 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     assert.deepEqual(await gw.get("/api/resilience/model-cooldowns"), []);
   });
 
-  test("Overview: base URL and request counts", async () => {
+  test("Overview: base URL, setup and request counts", async () => {
+    const status = await gw.get("/api/gateway");
+    const summary = await gw.get("/api/monitoring/summary");
+    assert.ok(summary.requestsLastHour >= 4, JSON.stringify(summary));
+
     await open("overview", "Overview");
-    await page.getByText(gw.baseUrl, { exact: false }).first().waitFor();
+    await waitFor(async () => (await page.getByTestId("base-url").innerText()) === status.baseUrl, {
+      what: `the base URL ${status.baseUrl}`,
+    });
+    const setup = page.getByRole("region", { name: "Connect your agents" });
+    await setup.getByText(`ANTHROPIC_BASE_URL=${status.baseUrl}`).waitFor();
+    await setup.getByText(`base_url = "${status.baseUrl}/v1"`).waitFor();
+    const stats = page.getByRole("group", { name: "Request counts" });
+    const requests = stats.locator(".stat", { hasText: "Requests, last hour" }).locator(".stat-value");
+    const digits = async () => (await requests.innerText()).replace(/\D/g, "");
+    await waitFor(async () => (await digits()) === String(summary.requestsLastHour), {
+      what: `"Requests, last hour" to read ${summary.requestsLastHour}`,
+    });
     await screenshot("overview.png");
-    assert.deepEqual(page.problems, [], "no page errors or console errors");
+    // The one failed call expected: the rejected save of the Resilience test.
+    assert.deepEqual(problems, ["PATCH /api/resilience → 400"], "no other page errors or failed calls");
   });
 });

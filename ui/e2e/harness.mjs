@@ -97,6 +97,10 @@ class Child {
     this.name = name;
     this.output = [];
     this.proc = spawn(bin, args, { stdio: ["pipe", "pipe", "pipe"], ...options });
+    // A last resort if the test process ends without `stop()`.
+    const reap = () => this.running && this.proc.kill("SIGKILL");
+    process.once("exit", reap);
+    this.proc.once("exit", () => process.off("exit", reap));
     this.exited = new Promise((r) => this.proc.once("exit", (code, signal) => r({ code, signal })));
     this.proc.once("error", (e) => this.output.push(`spawn error: ${e.message}`));
     this.stdout = tail(this.proc.stdout, this.output);
@@ -202,7 +206,7 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR } = {}) {
   writeFileSync(configPath, gatewayConfig(upstreamUrl));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, RUST_LOG: process.env.RUST_LOG || "warn" };
+  const env = { ...process.env, SWITCHYARD_LOG: process.env.SWITCHYARD_LOG || "info" };
   delete env.SWITCHYARD_DATA_DIR;
   delete env.SWITCHYARD_CONFIG;
   delete env.SWITCHYARD_MANAGEMENT_TOKEN;

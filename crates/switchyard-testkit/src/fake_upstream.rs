@@ -160,24 +160,27 @@ pub struct FakeUpstream {
 impl FakeUpstream {
     /// Starts a fake that answers `default` to every request not otherwise scripted.
     pub async fn start(default: Reply) -> FakeUpstream {
+        match FakeUpstream::bind(0, default).await {
+            Ok(fake) => fake,
+            Err(e) => panic!("fake upstream cannot bind 127.0.0.1: {e}"),
+        }
+    }
+
+    /// Like [`FakeUpstream::start`] on `127.0.0.1:port` (`0` picks a free port),
+    /// returning the bind error instead of panicking.
+    pub async fn bind(port: u16, default: Reply) -> std::io::Result<FakeUpstream> {
         let shared = Arc::new(Shared {
             script: Mutex::new(Script { default: Some(default), ..Script::default() }),
             abandoned_streams: AtomicUsize::new(0),
             completed_streams: AtomicUsize::new(0),
         });
-        let listener = match TcpListener::bind(("127.0.0.1", 0)).await {
-            Ok(l) => l,
-            Err(e) => panic!("fake upstream cannot bind 127.0.0.1: {e}"),
-        };
-        let addr = match listener.local_addr() {
-            Ok(a) => a,
-            Err(e) => panic!("fake upstream has no address: {e}"),
-        };
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        FakeUpstream { addr, shared, server, expected_calls: None }
+        Ok(FakeUpstream { addr, shared, server, expected_calls: None })
     }
 
     /// `http://127.0.0.1:PORT`.
