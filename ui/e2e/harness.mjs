@@ -272,13 +272,18 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR } = {}) {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await waitFor(
-    async () => {
-      if (!child.running) throw new Fatal(`${child.name} exited early\n${child.log()}`);
-      return (await gateway.api("GET", "/api/gateway")).status === 200;
-    },
-    { timeout: 20_000, interval: 100, what: `the gateway at ${baseUrl}` },
-  );
+  try {
+    await waitFor(
+      async () => {
+        if (!child.running) throw new Fatal(`${child.name} exited early\n${child.log()}`);
+        return (await gateway.api("GET", "/api/gateway")).status === 200;
+      },
+      { timeout: 20_000, interval: 100, what: `the gateway at ${baseUrl}` },
+    );
+  } catch (e) {
+    await gateway.stop();
+    throw e;
+  }
   return gateway;
 }
 
