@@ -51,9 +51,11 @@ export function ConnectionsTable({
             return (
               <tr key={c.id}>
                 <td>{c.provider}</td>
-                <th scope="row" className="cell-name">
-                  <span>{c.name}</span>
-                  <code className="muted small">{c.id}</code>
+                <th scope="row">
+                  <div className="cell-name">
+                    <span>{c.name}</span>
+                    <code className="muted small">{c.id}</code>
+                  </div>
                 </th>
                 <td>
                   <ConnectionStatusBadge status={status} enabled={c.enabled} />

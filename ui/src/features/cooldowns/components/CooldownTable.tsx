@@ -99,9 +99,9 @@ export function CooldownTable({
                     </ul>
                   )}
                 </td>
-                <td className="actions">
+                <td className={terminal ? "terminal-note" : "actions"}>
                   {terminal ? (
-                    <span className="small muted">
+                    <span className="small">
                       Terminal: fix the credentials or account, then save the connection. Not cleared here.
                     </span>
                   ) : (

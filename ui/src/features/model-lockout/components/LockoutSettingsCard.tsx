@@ -1,4 +1,5 @@
 // The model lockout settings card, saved through model_lockout_patch.
+import { useMemo } from "react";
 import type { ModelLockoutPatch, ModelLockoutSettings } from "../../../ipc/bindings";
 import type { RangeLookup } from "../../../shared/ranges";
 import { SettingsCard } from "../../../shared/SettingsCard";
@@ -43,14 +44,16 @@ export function LockoutSettingsCard({
   ranges: RangeLookup;
 }) {
   const patch = usePatchModelLockout();
+  const doc = useMemo(() => ({ modelLockout: settings }), [settings]);
+  const defaultsDoc = useMemo(() => (defaults ? { modelLockout: defaults } : undefined), [defaults]);
   return (
     <SettingsCard
       id="lockout"
       title="Model lockout settings"
       description="A model that fails with one of these statuses is locked on that connection (quota family for 429/402/403, the model for 404, the exact triple otherwise). A good response halves the failure count; at zero the lockout ends early."
       sections={SECTIONS}
-      doc={{ modelLockout: settings }}
-      defaults={defaults ? { modelLockout: defaults } : undefined}
+      doc={doc}
+      defaults={defaultsDoc}
       ranges={ranges}
       basePath="/modelLockout"
       onSave={(groups) => patch.mutateAsync(groups.modelLockout as ModelLockoutPatch)}

@@ -62,7 +62,7 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
           value={port}
           onChange={setPort}
           range={{ path: "/port", kind: "integer", min: 1024, max: 65535, unit: null, allowed: [] }}
-          help="The gateway's local port; agents' base URL changes with it."
+          help="The gateway's port on 127.0.0.1; applies at the next start, and agents' base URL changes with it."
           error={errors.fieldError("/port")}
         />
         <SelectField<Theme>
