@@ -21,7 +21,7 @@ export function DesktopPrefsCard() {
       ) : prefs.isError ? (
         <ErrorState title="Could not load preferences" error={prefs.error} onRetry={() => void prefs.refetch()} />
       ) : (
-        <DesktopPrefsForm key={JSON.stringify(prefs.data)} prefs={prefs.data} />
+        <DesktopPrefsForm prefs={prefs.data} />
       )}
     </section>
   );
