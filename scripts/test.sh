@@ -4,6 +4,12 @@
 #
 #   bash scripts/test.sh
 #
+# Order (TOOLCHAIN.md): system packages and tools → npm ci → formatting → GUI-free
+# dependency check → UI typecheck, unit tests and build → clippy and cargo tests
+# (gateway, desktop bindings and IPC/REST parity) → bindings freshness → the e2e
+# binaries → browser e2e (Playwright + Debian chromium against `switchyard serve`)
+# → real-app e2e (the desktop binary via tauri-driver under Xvfb).
+#
 # Environment:
 #   CARGO_TARGET_DIR   reused when set; otherwise /var/cache/switchyard/target when
 #                      that can be created (keeps CI warm), else ./target.
@@ -11,40 +17,91 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 # --- system packages (only what is missing; needs root or sudo) -------------------
+# Build tools; the desktop app's GUI libraries (the gateway crates need none of
+# them); Xvfb, dbus and WebKitWebDriver for the real-app e2e; chromium for the
+# browser e2e.
+apt_packages=(build-essential pkg-config
+  libwebkit2gtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
+  xvfb xauth dbus webkit2gtk-driver chromium)
 need_apt=()
-command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
-command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
+done
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if ((${#need_apt[@]})); then
   step "apt-get install ${need_apt[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
 
-# --- cargo target directory ---------------------------------------------------------
+# --- cargo target directory and tools -----------------------------------------------
 if [ -z "${CARGO_TARGET_DIR:-}" ]; then
   if mkdir -p /var/cache/switchyard/target 2>/dev/null && [ -w /var/cache/switchyard/target ]; then
     export CARGO_TARGET_DIR=/var/cache/switchyard/target
   fi
 fi
 echo "cargo target dir: ${CARGO_TARGET_DIR:-./target}"
+tools="${HOME}/.cargo"
+if mkdir -p /var/cache/switchyard/cargo-tools 2>/dev/null && [ -w /var/cache/switchyard/cargo-tools ]; then
+  tools=/var/cache/switchyard/cargo-tools
+fi
+export PATH="$tools/bin:$PATH"
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  step "cargo install tauri-driver (into $tools)"
+  cargo install tauri-driver --locked --root "$tools"
+fi
 
-# --- npm packages: the real agents (Claude Code, Codex) used by tests/tests/agents.rs --
+# The desktop crate is always built with its UI embedded, so clippy, the tests and
+# the e2e binary share one build of tauri.
+desktop_features=(--features switchyard-desktop/custom-protocol)
+
+# --- npm packages: UI toolchain, the real agents, webdriverio --------------------------
 step "npm ci"
 npm ci --no-audit --no-fund --loglevel=error
 
-# --- Rust ---------------------------------------------------------------------------
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "cargo clippy (warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+step "the gateway builds without GUI libraries (no tauri/gtk/webkit in its dependency tree)"
+gui=$(cargo tree --locked -e normal,build \
+  -p switchyard-types -p switchyard-resilience -p switchyard-gateway -p switchyard-testkit -p switchyard-tests \
+  --prefix none | grep -Ei '^(tauri|wry|tao|gtk|webkit2gtk|javascriptcore|soup3|libappindicator)' || true)
+if [ -n "$gui" ]; then echo "GUI crates in the gateway's tree:"; echo "$gui"; exit 1; fi
+grep -q '"src-tauri"' <(sed -n '/default-members/,/]/p' Cargo.toml) && { echo "src-tauri must not be a default member"; exit 1; }
+echo "ok"
 
-step "cargo test (workspace; real agents required)"
-SWITCHYARD_REQUIRE_AGENTS=1 cargo test --workspace --locked
+# --- UI ------------------------------------------------------------------------------
+step "UI: typecheck, unit tests (Vitest + Testing Library), build"
+npm run --silent ui:typecheck
+npm run --silent ui:test
+npm run --silent ui:build
+
+# --- Rust ----------------------------------------------------------------------------
+step "cargo clippy (warnings are errors)"
+cargo clippy --workspace --all-targets --locked "${desktop_features[@]}" -- -D warnings
+
+step "cargo test (workspace; real agents required; writes the IPC bindings)"
+SWITCHYARD_REQUIRE_AGENTS=1 cargo test --workspace --locked "${desktop_features[@]}"
+
+step "IPC bindings are fresh (ui/src/ipc/bindings.ts matches the Rust commands)"
+if ! git diff --exit-code -- ui/src/ipc/bindings.ts; then
+  echo "ui/src/ipc/bindings.ts is stale: run 'cargo test -p switchyard-desktop' and commit it"
+  exit 1
+fi
+
+# --- end to end ----------------------------------------------------------------------
+step "build the e2e binaries (switchyard, fake-upstream, switchyard-desktop with the UI embedded)"
+cargo build --locked -p switchyard-gateway -p switchyard-testkit --bins
+cargo build --locked -p switchyard-desktop "${desktop_features[@]}"
+
+step "browser e2e: Playwright + chromium against switchyard serve"
+npm run --silent ui:e2e
+
+step "real-app e2e: the desktop binary in its webview (tauri-driver, WebKitWebDriver, Xvfb)"
+xvfb-run -a dbus-run-session -- node --test src-tauri/e2e/
 
 step "all tests passed"

@@ -32,7 +32,7 @@ pub struct DesktopStatusView {
 
 enum HostState {
     Starting,
-    Running(Running),
+    Running(Box<Running>),
     Failed(String),
     Stopped,
 }
@@ -76,11 +76,11 @@ impl GatewayHost {
         match Gateway::start(config).await {
             Ok(gateway) => {
                 tracing::info!(event = "desktop.gateway_started", listen = %gateway.addr());
-                self.set(HostState::Running(Running {
+                self.set(HostState::Running(Box::new(Running {
                     management: gateway.management().clone(),
                     addr: gateway.addr(),
                     gateway: Some(gateway),
-                }));
+                })));
                 Ok(())
             }
             Err(e) => {
@@ -94,7 +94,7 @@ impl GatewayHost {
 
     /// Serves the commands from a gateway started and owned elsewhere (tests).
     pub fn attach(&self, management: ManagementService, addr: SocketAddr) {
-        self.set(HostState::Running(Running { management, addr, gateway: None }));
+        self.set(HostState::Running(Box::new(Running { management, addr, gateway: None })));
     }
 
     fn set(&self, next: HostState) {
@@ -157,7 +157,9 @@ impl GatewayHost {
             &mut *self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner),
             HostState::Stopped,
         );
-        if let HostState::Running(Running { gateway: Some(gateway), .. }) = previous {
+        if let HostState::Running(running) = previous
+            && let Some(gateway) = running.gateway
+        {
             gateway.shutdown().await;
         }
     }

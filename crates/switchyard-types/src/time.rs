@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 /// Milliseconds since the Unix epoch (UTC). Exported to TypeScript as `number`: a
 /// double holds every millisecond instant for the next 285,000 years exactly.
+/// (`i32` below only spells the TypeScript type: specta writes `f64` as
+/// `number | null`, since NaN serialises as null. serde writes the full `i64`.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, specta::Type)]
-#[specta(type = f64)]
+#[specta(type = i32)]
 pub struct UnixMillis(pub i64);
 
 impl UnixMillis {

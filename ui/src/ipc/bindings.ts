@@ -1287,8 +1287,10 @@ export type ToggleSettingsPatch = {
 /**
  *  Milliseconds since the Unix epoch (UTC). Exported to TypeScript as `number`: a
  *  double holds every millisecond instant for the next 285,000 years exactly.
+ *  (`i32` below only spells the TypeScript type: specta writes `f64` as
+ *  `number | null`, since NaN serialises as null. serde writes the full `i64`.)
  */
-export type UnixMillis = number | null;
+export type UnixMillis = number;
 
 /**  One problem with a submitted document. */
 export type ValidationIssue = {
