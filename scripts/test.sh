@@ -102,6 +102,6 @@ step "browser e2e: Playwright + chromium against switchyard serve"
 npm run --silent ui:e2e
 
 step "real-app e2e: the desktop binary in its webview (tauri-driver, WebKitWebDriver, Xvfb)"
-xvfb-run -a dbus-run-session -- node --test src-tauri/e2e/
+xvfb-run -a dbus-run-session -- node --test --test-concurrency=1 src-tauri/e2e/
 
 step "all tests passed"

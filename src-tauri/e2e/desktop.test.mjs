@@ -2,83 +2,25 @@
 // `switchyard-desktop` binary (UI embedded) runs in its own WebKitGTK webview,
 // driven through tauri-driver + Debian's WebKitWebDriver, under Xvfb.
 //
-//   xvfb-run -a dbus-run-session -- node --test src-tauri/e2e/
+//   xvfb-run -a dbus-run-session -- node --test --test-concurrency=1 src-tauri/e2e/
 //
 // Needs: `cargo build -p switchyard-desktop --features custom-protocol` (after
 // `npm run ui:build`), the `fake-upstream` binary, `tauri-driver` on PATH (or
 // TAURI_DRIVER), `WebKitWebDriver`. Loopback only.
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { remote } from "webdriverio";
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const targetDir = path.resolve(root, process.env.CARGO_TARGET_DIR || "target");
-const appBin = process.env.SWITCHYARD_DESKTOP_BIN || path.join(targetDir, "debug", "switchyard-desktop");
-const fakeBin = process.env.FAKE_UPSTREAM_BIN || path.join(targetDir, "debug", "fake-upstream");
-const driverBin = process.env.TAURI_DRIVER || "tauri-driver";
+import { fakeBin, freePort, launchApp, lineMatching, start, stopAll, waitFor } from "./harness.mjs";
 
 const TOKEN = "sym-desktop-e2e-token";
 const CLIENT_KEY = "sy-desktop-e2e-client-0001";
-const children = [];
 let browser;
 let gatewayUrl;
 let work;
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Spawns a child in its own process group (so cleanup takes its children too). */
-function start(cmd, args, env = {}) {
-  const child = spawn(cmd, args, {
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "inherit"],
-    detached: true,
-  });
-  children.push(child);
-  return child;
-}
-
-/** The first stdout line matching `re`. */
-async function lineMatching(child, re) {
-  let buffer = "";
-  for await (const chunk of child.stdout) {
-    buffer += chunk.toString();
-    const m = buffer.match(re);
-    if (m) return m;
-  }
-  throw new Error(`process ended before printing ${re}`);
-}
-
-async function waitFor(what, fn, timeoutMs = 20000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value) return value;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
-}
-
+/** A management call to the gateway the app hosts. */
 async function api(method, urlPath, body) {
   const response = await fetch(gatewayUrl + urlPath, {
     method,
@@ -113,11 +55,10 @@ lowPriorityMode = false
 autoLimitReset = false
 `,
   );
-  // tauri-driver starts the app with its own environment: the app's gateway data,
-  // config, token and port come from here; the store file goes to a private
-  // config home so the test never touches the user's preferences.
-  const driverPort = await freePort();
-  start(driverBin, ["--port", String(driverPort)], {
+  // The app inherits tauri-driver's environment: its gateway data, config, token
+  // and port come from here; the store file goes to a private config home so the
+  // test never touches the user's preferences.
+  browser = await launchApp({
     SWITCHYARD_DATA_DIR: path.join(work, "data"),
     SWITCHYARD_CONFIG: config,
     SWITCHYARD_MANAGEMENT_TOKEN: TOKEN,
@@ -125,30 +66,10 @@ autoLimitReset = false
     XDG_CONFIG_HOME: path.join(work, "config"),
     XDG_DATA_HOME: path.join(work, "share"),
   });
-  await waitFor("tauri-driver", async () => {
-    const r = await fetch(`http://127.0.0.1:${driverPort}/status`);
-    return r.ok;
-  });
-  browser = await remote({
-    hostname: "127.0.0.1",
-    port: driverPort,
-    logLevel: "warn",
-    capabilities: {
-      browserName: "wry",
-      "wdio:enforceWebDriverClassic": true,
-      "tauri:options": { application: appBin },
-    },
-  });
 });
 
 after(async () => {
-  await browser?.deleteSession().catch(() => {});
-  for (const child of children.reverse()) {
-    // Negative pid: the whole group (tauri-driver's WebKitWebDriver child too).
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-  }
+  await stopAll(browser);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 

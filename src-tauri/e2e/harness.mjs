@@ -1,0 +1,94 @@
+// Shared by the real-app e2e tests: binaries, child processes in their own
+// process groups (cleanup takes tauri-driver's WebKitWebDriver along), free
+// ports, waiting, and a WebDriver session on the built desktop app.
+import { spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { remote } from "webdriverio";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const targetDir = path.resolve(root, process.env.CARGO_TARGET_DIR || "target");
+export const appBin = process.env.SWITCHYARD_DESKTOP_BIN || path.join(targetDir, "debug", "switchyard-desktop");
+export const fakeBin = process.env.FAKE_UPSTREAM_BIN || path.join(targetDir, "debug", "fake-upstream");
+const driverBin = process.env.TAURI_DRIVER || "tauri-driver";
+
+const children = [];
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a child in its own process group. */
+export function start(cmd, args, env = {}) {
+  const child = spawn(cmd, args, {
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "inherit"],
+    detached: true,
+  });
+  children.push(child);
+  return child;
+}
+
+/** The first stdout line matching `re`. */
+export async function lineMatching(child, re) {
+  let buffer = "";
+  for await (const chunk of child.stdout) {
+    buffer += chunk.toString();
+    const m = buffer.match(re);
+    if (m) return m;
+  }
+  throw new Error(`process ended before printing ${re}`);
+}
+
+export async function waitFor(what, fn, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value) return value;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+}
+
+/**
+ * Starts tauri-driver with `env` (the app inherits it) and opens a WebDriver
+ * session on the desktop binary: the app starts and its window is the session.
+ */
+export async function launchApp(env) {
+  const driverPort = await freePort();
+  start(driverBin, ["--port", String(driverPort)], env);
+  await waitFor("tauri-driver", async () => (await fetch(`http://127.0.0.1:${driverPort}/status`)).ok);
+  return remote({
+    hostname: "127.0.0.1",
+    port: driverPort,
+    logLevel: "warn",
+    capabilities: {
+      browserName: "wry",
+      "wdio:enforceWebDriverClassic": true,
+      "tauri:options": { application: appBin },
+    },
+  });
+}
+
+/** Ends the session and stops every child (whole process groups). */
+export async function stopAll(browser) {
+  await browser?.deleteSession().catch(() => {});
+  for (const child of children.splice(0).reverse()) {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+  }
+}

@@ -1,0 +1,53 @@
+// Real-app e2e: a taken port is a message in the window, not a crash (issue 5).
+//
+//   xvfb-run -a dbus-run-session -- node --test --test-concurrency=1 src-tauri/e2e/
+import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { freePort, launchApp, stopAll } from "./harness.mjs";
+
+let browser;
+let work;
+let squatter;
+let port;
+
+before(async () => {
+  work = mkdtempSync(path.join(tmpdir(), "switchyard-port-taken-"));
+  port = await freePort();
+  // Another program holds the port before the app starts.
+  squatter = net.createServer();
+  await new Promise((resolve) => squatter.listen(port, "127.0.0.1", resolve));
+  browser = await launchApp({
+    SWITCHYARD_DATA_DIR: path.join(work, "data"),
+    SWITCHYARD_MANAGEMENT_TOKEN: "sym-port-taken",
+    SWITCHYARD_PORT: String(port),
+    XDG_CONFIG_HOME: path.join(work, "config"),
+    XDG_DATA_HOME: path.join(work, "share"),
+  });
+});
+
+after(async () => {
+  await stopAll(browser);
+  squatter?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test("the window opens and says the port is in use", async () => {
+  assert.equal(await browser.getTitle(), "Switchyard");
+  const banner = await browser.$('[role="alert"]');
+  await banner.waitForDisplayed({ timeout: 20000 });
+  const text = await banner.getText();
+  assert.match(text, new RegExp(`Gateway not running: port ${port} is already in use`));
+});
+
+test("pages explain the gateway is unavailable instead of hanging", async () => {
+  const link = await browser.$('//nav[@aria-label="Pages"]//a[normalize-space()="Connections"]');
+  await link.click();
+  await browser.waitUntil(
+    async () => (await browser.$$("//main//*[contains(., 'already in use')]")).length > 0,
+    { timeout: 15000, timeoutMsg: "no page-level error naming the taken port" },
+  );
+});
