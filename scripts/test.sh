@@ -95,8 +95,8 @@ fi
 
 # --- end to end ----------------------------------------------------------------------
 step "build the e2e binaries (switchyard, fake-upstream, switchyard-desktop with the UI embedded)"
-cargo build --locked -p switchyard-gateway -p switchyard-testkit --bins
-cargo build --locked -p switchyard-desktop "${desktop_features[@]}"
+# One build for all three (one feature resolution, so shared crates compile once).
+cargo build --locked --workspace --exclude switchyard-bench --bins "${desktop_features[@]}"
 
 step "browser e2e: Playwright + chromium against switchyard serve"
 npm run --silent ui:e2e

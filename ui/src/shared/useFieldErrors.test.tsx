@@ -7,8 +7,8 @@ const FIELDS = ["/modelLockout/baseCooldownMs", "/modelLockout/maxCooldownMs", "
 
 describe("mapIssues", () => {
   it("puts an issue on the field with the same JSON pointer", () => {
-    const m = mapIssues([{ path: "/modelLockout/baseCooldownMs", message: "an integer in 5000..=600000 ms" }], FIELDS);
-    expect(m.byField["/modelLockout/baseCooldownMs"]).toEqual(["an integer in 5000..=600000 ms"]);
+    const m = mapIssues([{ path: "/modelLockout/baseCooldownMs", message: "must be a whole number from 5,000 to 600,000 ms (got 1)" }], FIELDS);
+    expect(m.byField["/modelLockout/baseCooldownMs"]).toEqual(["must be a whole number from 5,000 to 600,000 ms (got 1)"]);
     expect(m.unmatched).toEqual([]);
   });
 

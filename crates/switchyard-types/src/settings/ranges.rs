@@ -160,16 +160,31 @@ pub(crate) fn known(path: &'static str) -> RangeSpec {
 }
 
 impl RangeSpec {
-    /// "an integer in 1..=1000" style description used in issue messages.
+    /// "a whole number from 1 to 1,000" style description used in issue messages
+    /// (people read these, in the UI and in API errors).
     pub fn describe(&self) -> String {
         let unit = if self.millis { " ms" } else { "" };
+        let (min, max) = (grouped(self.min), grouped(self.max));
         match self.kind {
-            FieldKind::Integer => format!("an integer in {}..={}{unit}", self.min, self.max),
-            FieldKind::List => format!("a list of {}..={} items", self.min, self.max),
-            FieldKind::Text => format!("a string of {}..={} characters", self.min, self.max),
+            FieldKind::Integer => format!("a whole number from {min} to {max}{unit}"),
+            FieldKind::List => format!("a list of {min} to {max} items"),
+            FieldKind::Text => format!("{min} to {max} characters long"),
             FieldKind::Choice => format!("one of {}", self.allowed.join(", ")),
         }
     }
+}
+
+/// `600000` → `600,000`.
+pub fn grouped(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// One exported row.
@@ -222,6 +237,14 @@ impl SettingsRanges {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(
+            [grouped(0), grouped(999), grouped(1000), grouped(600_000), grouped(86_400_000)],
+            ["0", "999", "1,000", "600,000", "86,400,000"]
+        );
+    }
 
     #[test]
     fn paths_are_unique_and_bounds_ordered() {

@@ -186,8 +186,8 @@ mod tests {
                 "/modelLockout/maxCooldownMs",
             ]
         );
-        assert!(issues[0].message.contains("1..=1000"), "{}", issues[0].message);
-        assert!(issues[1].message.contains("1..=86400000 ms"), "{}", issues[1].message);
+        assert!(issues[0].message.contains("from 1 to 1,000"), "{}", issues[0].message);
+        assert!(issues[1].message.contains("from 1 to 86,400,000 ms"), "{}", issues[1].message);
         assert!(issues[5].message.contains("at least baseCooldownMs"), "{}", issues[5].message);
     }
 
