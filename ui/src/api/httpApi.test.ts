@@ -86,7 +86,7 @@ describe("httpApi", () => {
           error: {
             code: "validation_failed",
             message: "1 invalid field",
-            issues: [{ path: "/modelLockout/baseCooldownMs", message: "an integer in 5000..=600000 ms" }],
+            issues: [{ path: "/modelLockout/baseCooldownMs", message: "must be a whole number from 5,000 to 600,000 ms" }],
           },
         },
         400,
@@ -99,7 +99,7 @@ describe("httpApi", () => {
       code: "validation_failed",
       message: "1 invalid field",
       status: 400,
-      issues: [{ path: "/modelLockout/baseCooldownMs", message: "an integer in 5000..=600000 ms" }],
+      issues: [{ path: "/modelLockout/baseCooldownMs", message: "must be a whole number from 5,000 to 600,000 ms" }],
     });
   });
 

@@ -27,7 +27,7 @@ describe("ipcApi", () => {
         Promise.reject({
           code: "validation_failed",
           message: "1 invalid field",
-          issues: [{ path: "/sessionAffinityTtlMs", message: "an integer in 0..=604800000 ms" }],
+          issues: [{ path: "/sessionAffinityTtlMs", message: "must be a whole number from 0 to 604,800,000 ms" }],
         }),
     });
     const err = await createIpcApi()
@@ -36,7 +36,7 @@ describe("ipcApi", () => {
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({
       code: "validation_failed",
-      issues: [{ path: "/sessionAffinityTtlMs", message: "an integer in 0..=604800000 ms" }],
+      issues: [{ path: "/sessionAffinityTtlMs", message: "must be a whole number from 0 to 604,800,000 ms" }],
     });
   });
 

@@ -15,12 +15,12 @@ describe("mapIssues", () => {
   it("puts list-item issues on the list field (longest segment prefix)", () => {
     const m = mapIssues(
       [
-        { path: "/modelLockout/errorCodes/2", message: "an integer in 100..=599" },
+        { path: "/modelLockout/errorCodes/2", message: "must be a whole number from 100 to 599" },
         { path: "/models/0", message: "must be 1–200 characters" },
       ],
       FIELDS,
     );
-    expect(m.byField["/modelLockout/errorCodes"]).toEqual(["an integer in 100..=599"]);
+    expect(m.byField["/modelLockout/errorCodes"]).toEqual(["must be a whole number from 100 to 599"]);
     expect(m.byField["/models"]).toEqual(["must be 1–200 characters"]);
   });
 

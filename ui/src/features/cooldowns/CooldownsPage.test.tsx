@@ -124,7 +124,7 @@ describe("CooldownsPage", () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<CooldownsPage />, {
       resilience_patch: fails("validation_failed", "1 invalid field", [
-        { path: "/connectionCooldown/oauth/baseCooldownMs", message: "an integer in 0..=600000 ms" },
+        { path: "/connectionCooldown/oauth/baseCooldownMs", message: "must be a whole number from 0 to 600,000 ms" },
       ]),
     });
     await screen.findByRole("region", { name: "Cooldown settings" });

@@ -96,7 +96,7 @@ describe("ModelLockoutPage", () => {
     renderWithIpc(<ModelLockoutPage />, {
       model_lockout_patch: fails("validation_failed", "2 invalid fields", [
         { path: "/modelLockout/maxCooldownMs", message: "must be ≥ baseCooldownMs (120000)" },
-        { path: "/modelLockout/errorCodes/1", message: "an integer in 100..=599" },
+        { path: "/modelLockout/errorCodes/1", message: "must be a whole number from 100 to 599" },
       ]),
     });
     const max = await screen.findByLabelText("Max cooldown (ms)");

@@ -90,7 +90,7 @@ describe("ResiliencePage", () => {
     const user = userEvent.setup();
     renderWithIpc(<ResiliencePage />, {
       resilience_patch: fails("validation_failed", "2 invalid fields", [
-        { path: "/providerBreaker/oauth/resetTimeoutMs", message: "must be an integer in 1000..=86400000 ms" },
+        { path: "/providerBreaker/oauth/resetTimeoutMs", message: "must be a whole number from 1,000 to 86,400,000 ms" },
         { path: "/providerBreaker/oauth/degradationThreshold", message: "must be below failureThreshold (8)" },
       ]),
     });
