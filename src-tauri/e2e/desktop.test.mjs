@@ -12,13 +12,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { fakeBin, freePort, launchApp, lineMatching, start, stopAll, waitFor } from "./harness.mjs";
+import { spawn } from "node:child_process";
+import { appBin, fakeBin, freePort, launchApp, lineMatching, start, stopAll, waitFor } from "./harness.mjs";
 
 const TOKEN = "sym-desktop-e2e-token";
 const CLIENT_KEY = "sy-desktop-e2e-client-0001";
 let browser;
 let gatewayUrl;
 let work;
+let appEnv;
 
 /** A management call to the gateway the app hosts. */
 async function api(method, urlPath, body) {
@@ -58,14 +60,15 @@ autoLimitReset = false
   // The app inherits tauri-driver's environment: its gateway data, config, token
   // and port come from here; the store file goes to a private config home so the
   // test never touches the user's preferences.
-  browser = await launchApp({
+  appEnv = {
     SWITCHYARD_DATA_DIR: path.join(work, "data"),
     SWITCHYARD_CONFIG: config,
     SWITCHYARD_MANAGEMENT_TOKEN: TOKEN,
     SWITCHYARD_PORT: String(port),
     XDG_CONFIG_HOME: path.join(work, "config"),
     XDG_DATA_HOME: path.join(work, "share"),
-  });
+  };
+  browser = await launchApp(appEnv);
 });
 
 after(async () => {
@@ -133,4 +136,19 @@ test("a request to the gateway the app hosts is served by the fake upstream", as
   const row = await waitFor("the request-log row", async () => (await api("GET", "/api/logs?limit=1")).body?.[0]);
   assert.equal(row.connectionId, "claude-a");
   assert.equal(row.status, 200);
+});
+
+test("a second launch hands over to the running app and exits", async () => {
+  // Without single-instance the second copy would meet its own port taken and stay
+  // up with an error window; with it, it signals the first (which shows its window)
+  // and exits at once.
+  const second = spawn(appBin, [], { env: { ...process.env, ...appEnv }, stdio: "ignore" });
+  const code = await Promise.race([
+    new Promise((resolve) => second.once("exit", (c) => resolve(c))),
+    new Promise((resolve) => setTimeout(() => resolve("still running"), 20000)),
+  ]);
+  if (code === "still running") second.kill("SIGKILL");
+  assert.equal(code, 0, "the second launch should exit");
+  assert.equal((await api("GET", "/api/gateway")).status, 200, "the first app still serves");
+  assert.match(await browser.getTitle(), /Switchyard$/, "the first window is still there");
 });
