@@ -35,7 +35,8 @@ export function NumberField({
   showRange = true,
 }: {
   id: string;
-  label: string;
+  /** The label; may add `sr-only` context (`Provider <span className="sr-only">of rule 1</span>`). */
+  label: ReactNode;
   /** JSON pointer of the field (also exposed as data-path). */
   path: string;
   /** The raw text the user typed (kept as-is so a rejected value stays visible). */
@@ -114,7 +115,8 @@ export function Switch({
   disabled,
 }: {
   id: string;
-  label: string;
+  /** The label; may add `sr-only` context (`Provider <span className="sr-only">of rule 1</span>`). */
+  label: ReactNode;
   checked: boolean;
   onChange: (checked: boolean) => void;
   help?: ReactNode;
@@ -170,7 +172,8 @@ export function TextField({
   range,
 }: {
   id: string;
-  label: string;
+  /** The label; may add `sr-only` context (`Provider <span className="sr-only">of rule 1</span>`). */
+  label: ReactNode;
   value: string;
   onChange: (value: string) => void;
   help?: ReactNode;
@@ -239,7 +242,8 @@ export function SelectField<V extends string>({
   disabled,
 }: {
   id: string;
-  label: string;
+  /** The label; may add `sr-only` context (`Provider <span className="sr-only">of rule 1</span>`). */
+  label: ReactNode;
   value: V;
   options: { value: V; label: string }[];
   onChange: (value: V) => void;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatRange, rangeLookup } from "./ranges";
-import { buildPatch, draftFrom, getAtPointer, parseIntList, type SettingField } from "./settingsForm";
+import { buildPatch, draftFrom, getAtPointer, parseIntList, parseWholeNumber, type SettingField } from "./settingsForm";
 
 const doc = {
   providerBreaker: {
@@ -76,5 +76,14 @@ describe("settings forms", () => {
     expect(formatRange(lookup("/b/3"))).toBe("100–599");
     expect(formatRange(lookup("/c"))).toBe("1–32 items");
     expect(formatRange(lookup("/missing"))).toBe("Allowed range not published");
+  });
+
+  it("parses a whole-number field", () => {
+    expect(parseWholeNumber(" 250 ", false)).toEqual({ value: 250 });
+    expect(parseWholeNumber("-5", false)).toEqual({ value: -5 });
+    expect(parseWholeNumber("", true)).toEqual({ value: null });
+    expect(parseWholeNumber("", false)).toEqual({ error: "Enter a whole number." });
+    expect(parseWholeNumber("1.5", true)).toEqual({ error: "Enter a whole number (no units or decimals)." });
+    expect(parseWholeNumber("5s", true)).toEqual({ error: "Enter a whole number (no units or decimals)." });
   });
 });

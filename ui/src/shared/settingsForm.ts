@@ -75,6 +75,18 @@ export function parseIntList(text: string): number[] | null {
   return parts.map(Number);
 }
 
+/**
+ * The number typed into a whole-number field: sent as typed even when out of range
+ * (the gateway is the validator of record); empty is null when the field is
+ * optional; anything else is the error text shown on the field.
+ */
+export function parseWholeNumber(raw: string, optional: boolean): { value: number | null } | { error: string } {
+  const text = raw.trim();
+  if (text === "" && optional) return { value: null };
+  if (/^-?\d+$/.test(text)) return { value: Number(text) };
+  return { error: text === "" ? "Enter a whole number." : "Enter a whole number (no units or decimals)." };
+}
+
 export type BuiltPatch = {
   /** `{ group: {...whole group with the draft applied} }` per top-level group touched. */
   patch: Record<string, Json>;
@@ -105,11 +117,9 @@ export function buildPatch(doc: Json, fields: SettingField[], draft: Draft): Bui
       if (list === null) errors[f.path] = "Enter whole numbers separated by commas.";
       else setAtPointer(patch, f.path, list);
     } else {
-      const text = String(raw ?? "").trim();
-      if (text === "" && f.optional) setAtPointer(patch, f.path, null);
-      else if (/^\d+$/.test(text)) setAtPointer(patch, f.path, Number(text));
-      else if (/^-\d+$/.test(text)) setAtPointer(patch, f.path, Number(text));
-      else errors[f.path] = text === "" ? "Enter a whole number." : "Enter a whole number (no units or decimals).";
+      const parsed = parseWholeNumber(String(raw ?? ""), f.optional === true);
+      if ("error" in parsed) errors[f.path] = parsed.error;
+      else setAtPointer(patch, f.path, parsed.value);
     }
   }
   return { patch, errors };

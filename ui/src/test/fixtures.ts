@@ -10,6 +10,7 @@ import type {
   ModelLockoutView,
   MonitoringSummaryView,
   ProviderBreakerView,
+  ProviderErrorRule,
   ResilienceSettings,
   SettingsRanges,
 } from "../ipc/bindings";
@@ -113,6 +114,17 @@ export const breaker = (over: Partial<ProviderBreakerView> = {}): ProviderBreake
   ...over,
 });
 
+/** An operator error rule as the gateway stores it (unset fields as null). */
+export const errorRule = (over: Partial<ProviderErrorRule> = {}): ProviderErrorRule => ({
+  provider: "anthropic",
+  status: 429,
+  match: "weekly limit",
+  scope: "connection",
+  reason: null,
+  cooldownMs: null,
+  ...over,
+});
+
 export const apiKey = (over: Partial<ApiKeyView> = {}): ApiKeyView => ({
   id: "key-1",
   name: "laptop",
@@ -210,6 +222,27 @@ const int = (path: string, min: number, max: number): FieldRange => ({
 });
 const ms = (path: string, min: number, max: number): FieldRange => ({ ...int(path, min, max), unit: "ms" });
 
+const RULE_SCOPES = ["model", "provider", "connection"] as const;
+const ERROR_REASONS = [
+  "rate_limit",
+  "quota_exhausted",
+  "concurrency_limited",
+  "auth_error",
+  "request_rejected",
+  "forbidden",
+  "credits_exhausted",
+  "banned",
+  "not_found",
+  "server_error",
+  "timeout",
+  "unreachable",
+  "model_capacity",
+  "stream_stall",
+  "bad_request",
+  "local",
+  "unknown",
+] as const;
+
 /** The ranges table as `resilience_ranges` exports it (same rows as the Rust table). */
 export function ranges(): SettingsRanges {
   const fields: FieldRange[] = [];
@@ -254,6 +287,13 @@ export function ranges(): SettingsRanges {
     int("/streamRecovery/throughputWatchdog/minUsefulBytesPerSecond", 1, 1_000_000),
     int("/streamRecovery/throughputWatchdog/minUsefulBytes", 1, 1_000_000),
     ms("/sessionAffinityTtlMs", 0, 7 * DAY),
+    { path: "/providerErrorRules", kind: "list", min: 0, max: 50, unit: null, allowed: [] },
+    { path: "/providerErrorRules/*/provider", kind: "text", min: 1, max: 64, unit: null, allowed: [] },
+    int("/providerErrorRules/*/status", 100, 599),
+    { path: "/providerErrorRules/*/match", kind: "text", min: 1, max: 200, unit: null, allowed: [] },
+    { path: "/providerErrorRules/*/scope", kind: "choice", min: null, max: null, unit: null, allowed: [...RULE_SCOPES] },
+    { path: "/providerErrorRules/*/reason", kind: "choice", min: null, max: null, unit: null, allowed: [...ERROR_REASONS] },
+    ms("/providerErrorRules/*/cooldownMs", 0, DAY),
   );
   return { fields };
 }

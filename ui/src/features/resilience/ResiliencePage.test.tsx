@@ -1,8 +1,9 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import type { ProviderErrorRule } from "../../ipc/bindings";
 import * as f from "../../test/fixtures";
-import { callsOf, fails, pending, renderWithIpc } from "../../test/harness";
+import { callsOf, fails, pending, renderWithIpc, type Call } from "../../test/harness";
 import { ResiliencePage } from "./ResiliencePage";
 
 function byPath(path: string): HTMLInputElement {
@@ -52,6 +53,7 @@ describe("ResiliencePage", () => {
       "Combo cooldown wait",
       "Stream recovery",
       "Session affinity",
+      "Provider error rules",
     ]) {
       expect(card(title)).toBeInTheDocument();
       expect(within(card(title)).getByRole("button", { name: `Save ${title}` })).toBeInTheDocument();
@@ -122,6 +124,247 @@ describe("ResiliencePage", () => {
     await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
     expect((callsOf(calls, "resilience_patch")[0].args.patch as { sessionAffinityTtlMs: number }).sessionAffinityTtlMs).toBe(0);
     await waitFor(() => expect(byPath("/sessionAffinityTtlMs")).toHaveValue(0));
+  });
+
+  describe("provider error rules", () => {
+    const RULES = "Provider error rules";
+    const withRules = (rules: ProviderErrorRule[]) => () => ({ ...f.resilienceDefaults(), providerErrorRules: rules });
+    /** Answers a patch with the document it produces. */
+    const applyPatch = (a: Record<string, unknown>) => ({
+      ...f.resilienceDefaults(),
+      ...(a.patch as Record<string, unknown>),
+    });
+    const sentRules = (calls: Call[], n = 0): ProviderErrorRule[] => {
+      const patch = callsOf(calls, "resilience_patch")[n].args.patch as { providerErrorRules: ProviderErrorRule[] };
+      return patch.providerErrorRules;
+    };
+    const THREE = [
+      f.errorRule({ provider: "anthropic", status: 429, match: "weekly limit", scope: "connection" }),
+      f.errorRule({
+        provider: "openai",
+        status: null,
+        match: "insufficient_quota",
+        scope: "model",
+        reason: "credits_exhausted",
+        cooldownMs: 3_600_000,
+      }),
+      f.errorRule({ provider: "zhipu", status: 400, match: "额度不足", scope: "provider" }),
+    ];
+
+    it("explains what a rule is for when there is none", async () => {
+      renderWithIpc(<ResiliencePage />);
+      const rules = await screen.findByRole("region", { name: RULES });
+      expect(within(rules).getByText("No error rules")).toBeInTheDocument();
+      expect(rules).toHaveTextContent(/teaches the gateway an error the built-in rules miss/);
+      expect(await within(rules).findByText(/0–50 items · 0 in this list/)).toBeInTheDocument();
+      expect(within(rules).queryByRole("group", { name: "Rule 1" })).not.toBeInTheDocument();
+      expect(within(rules).getByRole("button", { name: "Add rule" })).toHaveAccessibleDescription(/0–50 items/);
+    });
+
+    it("renders the stored rules with labelled fields and their ranges", async () => {
+      renderWithIpc(<ResiliencePage />, { resilience_get: withRules(THREE) });
+      const rules = await screen.findByRole("region", { name: RULES });
+      expect(within(rules).queryByText("No error rules")).not.toBeInTheDocument();
+      expect(await within(rules).findByText(/0–50 items · 3 in this list/)).toBeInTheDocument();
+
+      const provider = within(rules).getByRole("textbox", { name: "Provider of rule 1" });
+      expect(provider).toHaveValue("anthropic");
+      expect(provider).toHaveAttribute("data-path", "/providerErrorRules/0/provider");
+      expect(provider).toHaveAccessibleDescription(/1–64 characters/);
+      expect(within(rules).getByRole("spinbutton", { name: "Status of rule 1" })).toHaveValue(429);
+      expect(within(rules).getByRole("textbox", { name: "Match text of rule 1" })).toHaveValue("weekly limit");
+      expect(within(rules).getByRole("combobox", { name: "Scope of rule 1" })).toHaveValue("connection");
+      expect(within(rules).getByRole("combobox", { name: "Reason of rule 1" })).toHaveDisplayValue(
+        "Default (quota exhausted)",
+      );
+      expect(within(rules).getByRole("spinbutton", { name: "Cooldown of rule 1 (ms)" })).toHaveValue(null);
+
+      expect(byPath("/providerErrorRules/1/provider")).toHaveValue("openai");
+      expect(byPath("/providerErrorRules/1/status")).toHaveValue(null);
+      expect(byPath("/providerErrorRules/1/status")).toHaveAccessibleDescription(/100–599 · empty = not set/);
+      expect(byPath("/providerErrorRules/1/match")).toHaveAccessibleDescription(/1–200 characters/);
+      expect(byPath("/providerErrorRules/1/scope")).toHaveValue("model");
+      expect(byPath("/providerErrorRules/1/reason")).toHaveValue("credits_exhausted");
+      expect(byPath("/providerErrorRules/1/cooldownMs")).toHaveValue(3_600_000);
+      expect(byPath("/providerErrorRules/1/cooldownMs")).toHaveAccessibleDescription(/0–86,400,000 ms/);
+      expect(byPath("/providerErrorRules/2/match")).toHaveValue("额度不足");
+      expect(byPath("/providerErrorRules/2/scope")).toHaveValue("provider");
+      for (const n of [1, 2, 3]) {
+        expect(within(rules).getByRole("group", { name: `Rule ${n}` })).toBeInTheDocument();
+        expect(within(rules).getByRole("button", { name: `Remove rule ${n}` })).toBeInTheDocument();
+      }
+    });
+
+    it("adds a rule and saves the whole list as one patch", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules([THREE[0]]),
+        resilience_patch: applyPatch,
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: "Add rule" }));
+      const provider = within(rules).getByRole("textbox", { name: "Provider of rule 2" });
+      expect(provider).toHaveFocus();
+      expect(within(rules).getByText("Unsaved changes")).toBeInTheDocument();
+      await user.type(provider, " openai ");
+      await user.type(byPath("/providerErrorRules/1/status"), "400");
+      await user.type(byPath("/providerErrorRules/1/match"), "Insufficient_Quota");
+      await user.selectOptions(within(rules).getByRole("combobox", { name: "Scope of rule 2" }), "model");
+      await user.selectOptions(within(rules).getByRole("combobox", { name: "Reason of rule 2" }), "credits_exhausted");
+      await user.type(byPath("/providerErrorRules/1/cooldownMs"), "600000");
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+
+      await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+      const patch = callsOf(calls, "resilience_patch")[0].args.patch as Record<string, unknown>;
+      expect(Object.keys(patch)).toEqual(["providerErrorRules"]);
+      expect(patch.providerErrorRules).toEqual([
+        f.errorRule({ provider: "anthropic", status: 429, match: "weekly limit", scope: "connection" }),
+        {
+          provider: "openai",
+          status: 400,
+          match: "Insufficient_Quota",
+          scope: "model",
+          reason: "credits_exhausted",
+          cooldownMs: 600_000,
+        },
+      ]);
+      expect(await within(rules).findByText("Saved.")).toBeInTheDocument();
+      expect(within(rules).queryByText("Unsaved changes")).not.toBeInTheDocument();
+      expect(byPath("/providerErrorRules/1/provider")).toHaveValue("openai");
+    });
+
+    it("sends an empty status, reason and cooldown as null", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, { resilience_patch: applyPatch });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: "Add rule" }));
+      await user.type(byPath("/providerErrorRules/0/provider"), "kimi");
+      await user.type(byPath("/providerErrorRules/0/match"), "rate limited");
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+      await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+      expect(sentRules(calls)).toEqual([
+        { provider: "kimi", status: null, match: "rate limited", scope: "connection", reason: null, cooldownMs: null },
+      ]);
+    });
+
+    it("blocks a status that is not a whole number", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, { resilience_get: withRules([THREE[0]]) });
+      await screen.findByRole("region", { name: RULES });
+      const status = byPath("/providerErrorRules/0/status");
+      await user.clear(status);
+      await user.type(status, "4.5");
+      await user.click(screen.getByRole("button", { name: `Save ${RULES}` }));
+      await waitFor(() => expect(status).toHaveAccessibleDescription(/Enter a whole number \(no units or decimals\)/));
+      expect(status).toHaveAttribute("aria-invalid", "true");
+      expect(callsOf(calls, "resilience_patch")).toHaveLength(0);
+    });
+
+    it("shows the validator's issues on the row field they name", async () => {
+      const user = userEvent.setup();
+      renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules(THREE),
+        resilience_patch: fails("validation_failed", "2 invalid fields", [
+          { path: "/providerErrorRules/0/status", message: "must be a whole number from 100 to 599 (got 42)" },
+          { path: "/providerErrorRules/2/match", message: "must be 1–200 characters (got 0)" },
+        ]),
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      const status = within(rules).getByRole("spinbutton", { name: "Status of rule 1" });
+      await user.clear(status);
+      await user.type(status, "42");
+      expect(status).toHaveAccessibleDescription(/Outside the allowed range/);
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+
+      await waitFor(() =>
+        expect(status).toHaveAccessibleDescription(/must be a whole number from 100 to 599 \(got 42\)/),
+      );
+      expect(status).toHaveAttribute("aria-invalid", "true");
+      expect(status).toHaveValue(42);
+      const match3 = within(rules).getByRole("textbox", { name: "Match text of rule 3" });
+      expect(match3).toHaveAttribute("aria-invalid", "true");
+      expect(match3).toHaveAccessibleDescription(/must be 1–200 characters \(got 0\)/);
+      expect(byPath("/providerErrorRules/1/status")).not.toHaveAttribute("aria-invalid");
+      expect(byPath("/providerErrorRules/0/match")).not.toHaveAttribute("aria-invalid");
+      expect(within(rules).getByRole("alert")).toHaveTextContent("2 invalid fields");
+      expect(within(rules).getByText("Unsaved changes")).toBeInTheDocument();
+    });
+
+    it("shows a list-level issue with the item range", async () => {
+      const user = userEvent.setup();
+      renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules([THREE[0]]),
+        resilience_patch: fails("validation_failed", "1 invalid field", [
+          { path: "/providerErrorRules", message: "must be 0–50 items (got 51)" },
+        ]),
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+      const add = within(rules).getByRole("button", { name: "Add rule" });
+      await waitFor(() => expect(add).toHaveAccessibleDescription(/must be 0–50 items \(got 51\)/));
+      expect(within(rules).getByRole("alert")).not.toHaveTextContent("/providerErrorRules");
+    });
+
+    it("removes a rule, keeps the others in order and saves the rest", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules(THREE),
+        resilience_patch: applyPatch,
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: "Remove rule 2" }));
+      expect(within(rules).queryByRole("group", { name: "Rule 3" })).not.toBeInTheDocument();
+      expect(within(rules).queryByRole("button", { name: "Remove rule 3" })).not.toBeInTheDocument();
+      const provider2 = within(rules).getByRole("textbox", { name: "Provider of rule 2" });
+      expect(provider2).toHaveValue("zhipu");
+      expect(provider2).toHaveFocus();
+      expect(byPath("/providerErrorRules/1/scope")).toHaveValue("provider");
+      expect(within(rules).getByText(/· 2 in this list/)).toBeInTheDocument();
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+      await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+      expect(sentRules(calls)).toEqual([THREE[0], THREE[2]]);
+      expect(await within(rules).findByText("Saved.")).toBeInTheDocument();
+    });
+
+    it("removing the last rule shows the empty state and saves an empty list", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules([THREE[1]]),
+        resilience_patch: applyPatch,
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: "Remove rule 1" }));
+      expect(within(rules).getByText("No error rules")).toBeInTheDocument();
+      expect(within(rules).getByRole("button", { name: "Add rule" })).toHaveFocus();
+      await user.click(within(rules).getByRole("button", { name: `Save ${RULES}` }));
+      await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+      expect(sentRules(calls)).toEqual([]);
+    });
+
+    it("discards unsaved edits", async () => {
+      const user = userEvent.setup();
+      renderWithIpc(<ResiliencePage />, { resilience_get: withRules([THREE[0]]) });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: "Add rule" }));
+      await user.click(within(rules).getByRole("button", { name: "Remove rule 1" }));
+      await user.click(within(rules).getByRole("button", { name: "Discard changes" }));
+      expect(within(rules).getAllByRole("group")).toHaveLength(1);
+      expect(byPath("/providerErrorRules/0/provider")).toHaveValue("anthropic");
+    });
+
+    it("resets the rules to the defaults' empty list", async () => {
+      const user = userEvent.setup();
+      const { calls } = renderWithIpc(<ResiliencePage />, {
+        resilience_get: withRules(THREE),
+        resilience_patch: applyPatch,
+      });
+      const rules = await screen.findByRole("region", { name: RULES });
+      await user.click(within(rules).getByRole("button", { name: `Reset ${RULES} to defaults` }));
+      await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+      expect(callsOf(calls, "resilience_patch")[0].args.patch).toEqual({ providerErrorRules: [] });
+      expect(await within(rules).findByText("Defaults restored.")).toBeInTheDocument();
+      expect(within(rules).getByText("No error rules")).toBeInTheDocument();
+    });
   });
 
   it("shows live breakers and resets one or all", async () => {

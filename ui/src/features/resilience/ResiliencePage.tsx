@@ -1,9 +1,10 @@
 // Resilience: one validated card per settings group (ranges shown, save, reset to
-// defaults) and the live provider breakers.
+// defaults), the operator error rules and the live provider breakers.
 import { ErrorState, Loading } from "../../shared/states";
 import { SettingsCard } from "../../shared/SettingsCard";
 import { usePatchResilience, useRanges, useResilienceDefaultsQuery, useResilienceQuery } from "./api";
 import { BreakersCard } from "./components/BreakersCard";
+import { ErrorRulesCard } from "./components/ErrorRulesCard";
 import { GROUPS } from "./groups";
 
 export function ResiliencePage() {
@@ -32,19 +33,27 @@ export function ResiliencePage() {
             onRetry={() => void settings.refetch()}
           />
         ) : (
-          GROUPS.map((g) => (
-            <SettingsCard
-              key={g.key}
-              id={`res-${g.key}`}
-              title={g.title}
-              description={g.description}
-              sections={g.sections}
-              doc={settings.data}
+          <>
+            {GROUPS.map((g) => (
+              <SettingsCard
+                key={g.key}
+                id={`res-${g.key}`}
+                title={g.title}
+                description={g.description}
+                sections={g.sections}
+                doc={settings.data}
+                defaults={defaults.data}
+                ranges={ranges}
+                onSave={(groups) => patch.mutateAsync(groups)}
+              />
+            ))}
+            <ErrorRulesCard
+              settings={settings.data}
               defaults={defaults.data}
               ranges={ranges}
               onSave={(groups) => patch.mutateAsync(groups)}
             />
-          ))
+          </>
         )}
       </div>
     </div>
