@@ -290,6 +290,8 @@ pub struct HealthView {
     /// The address the gateway listens on.
     pub listen: String,
     /// Milliseconds since start.
+    // `i32` only spells the TypeScript `number` (see `UnixMillis` on why not `f64`).
+    #[specta(type = i32)]
     pub uptime_ms: f64,
     /// One entry per provider with at least one connection.
     pub providers: Vec<ProviderHealthView>,
@@ -318,6 +320,8 @@ pub struct ClaudeAccountView {
 #[serde(rename_all = "camelCase")]
 pub struct RequestLogEntryView {
     /// Row id (increasing).
+    // `i32` only spells the TypeScript `number` (see `UnixMillis` on why not `f64`).
+    #[specta(type = i32)]
     pub id: f64,
     /// When the attempt started.
     pub at: UnixMillis,
@@ -338,6 +342,8 @@ pub struct RequestLogEntryView {
     /// Milliseconds until the attempt ended (stream end for streams).
     pub latency_ms: u32,
     /// Response bytes relayed or read.
+    // `i32` only spells the TypeScript `number` (see `UnixMillis` on why not `f64`).
+    #[specta(type = i32)]
     pub bytes: f64,
     /// Why the attempt failed (`connect`, `timeout`, `http_503`, `stream_interrupted`,
     /// `client_disconnected`, ...); `None` on success.
@@ -353,6 +359,7 @@ pub struct LogsQuery {
     pub limit: Option<u32>,
     /// Only rows with an id below this (for paging).
     #[serde(default)]
+    #[specta(type = Option<i32>)]
     pub before_id: Option<f64>,
 }
 

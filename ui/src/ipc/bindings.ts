@@ -839,7 +839,7 @@ export type HealthView = {
 	/**  The address the gateway listens on. */
 	listen: string,
 	/**  Milliseconds since start. */
-	uptimeMs: number | null,
+	uptimeMs: number,
 	/**  One entry per provider with at least one connection. */
 	providers: ProviderHealthView[],
 	/**  Every provider breaker the engine knows (state, failure counts, retry-after). */
@@ -1079,7 +1079,7 @@ export type ProviderHealthView = {
 /**  One upstream attempt in the request log. */
 export type RequestLogEntryView = {
 	/**  Row id (increasing). */
-	id: number | null,
+	id: number,
 	/**  When the attempt started. */
 	at: UnixMillis,
 	/**  Id shared by all attempts of one client request. */
@@ -1099,7 +1099,7 @@ export type RequestLogEntryView = {
 	/**  Milliseconds until the attempt ended (stream end for streams). */
 	latencyMs: number,
 	/**  Response bytes relayed or read. */
-	bytes: number | null,
+	bytes: number,
 	/**
 	 *  Why the attempt failed (`connect`, `timeout`, `http_503`, `stream_interrupted`,
 	 *  `client_disconnected`, ...); `None` on success.
