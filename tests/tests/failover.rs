@@ -168,6 +168,13 @@ async fn no_failover_once_bytes_reached_the_client() {
     assert!(relayed.ends_with("\n\n"));
     let rows = gw.wait_for_log_rows(1).await;
     assert_eq!(rows[0]["errorKind"], "stream_interrupted");
+    // The break is still held against the upstream: recorded on the connection and
+    // counted by the provider's breaker, like a break before the first byte.
+    assert_eq!(gw.cooldown_of("claude-a").await["lastErrorKind"], "server_error");
+    let breakers = gw.mgmt_json("/api/resilience/breakers").await;
+    let anthropic =
+        breakers.as_array().and_then(|b| b.iter().find(|b| b["provider"] == "anthropic")).cloned();
+    assert!(anthropic.is_some_and(|b| b["failureCount"] != 0), "{breakers}");
 }
 
 #[tokio::test]

@@ -112,6 +112,9 @@ pub enum TransportFailure {
     Timeout,
     /// The response broke before its first body byte reached the client.
     BrokenBeforeFirstByte,
+    /// The stream broke after bytes had reached the client (no failover is possible
+    /// then; the client gets an error event), so only the record is left to keep.
+    BrokenMidStream,
 }
 
 /// How a failed attempt ended.

@@ -13,6 +13,8 @@
 //! but heartbeats such as `ping` events and comments) within the stall budget is
 //! ended with an error event and recorded on the engine as a stall (which records
 //! the error on the connection and cools it only if `streamStallCooldown.enabled`).
+//! A stream the upstream breaks mid-way is recorded as a server-side transport
+//! failure (connection record, breaker count); a client that leaves records nothing.
 //! The engine attempt is settled when the stream ends, not when it starts.
 
 use std::future::Future;
@@ -24,7 +26,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use memchr::memmem;
-use switchyard_resilience::{Attempt, AttemptOutcome, Engine};
+use switchyard_resilience::{Attempt, AttemptOutcome, Engine, TransportFailure};
 use switchyard_types::ClientFormat;
 use tokio::time::Sleep;
 
@@ -112,6 +114,14 @@ impl Settle {
     fn stall(&mut self) {
         if let Some(a) = self.attempt.take() {
             self.engine.record_failure(a, &AttemptOutcome::StreamStall);
+        }
+    }
+
+    /// The upstream broke the stream mid-way: a server-side failure for the
+    /// connection's record and the provider's breaker.
+    fn interrupted(&mut self) {
+        if let Some(a) = self.attempt.take() {
+            self.engine.record_failure(a, &AttemptOutcome::Transport(TransportFailure::BrokenMidStream));
         }
     }
 }
@@ -240,6 +250,7 @@ impl Stream for Relay {
                 }
                 Poll::Ready(Some(Err(e))) => {
                     tracing::warn!(event = "stream.interrupted", error = %e);
+                    this.settle.interrupted();
                     return Poll::Ready(this.fail(
                         "stream_interrupted",
                         "the upstream stream was interrupted before it completed; retry the request",

@@ -103,7 +103,9 @@ pub fn classify(outcome: &AttemptOutcome<'_>, cx: &ClassifyContext<'_>) -> Verdi
             let reason = match t {
                 TransportFailure::Connect => ErrorReason::Unreachable,
                 TransportFailure::Timeout => ErrorReason::Timeout,
-                TransportFailure::BrokenBeforeFirstByte => ErrorReason::ServerError,
+                TransportFailure::BrokenBeforeFirstByte | TransportFailure::BrokenMidStream => {
+                    ErrorReason::ServerError
+                }
             };
             simple(reason, None, true)
         }
