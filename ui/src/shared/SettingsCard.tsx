@@ -157,38 +157,70 @@ export function SettingsCard({
           );
         })}
         {children}
-        <FormErrors
-          error={errors.error}
-          issues={errors.formIssues}
-          title={errors.error?.isValidation ? `${errors.error.message}` : undefined}
+        <SettingsCardFooter
+          title={title}
+          errors={errors}
+          busy={busy}
+          dirty={dirty}
+          status={status}
+          onReset={defaults !== undefined ? resetToDefaults : undefined}
+          onDiscard={() => {
+            setEdits(null);
+            errors.clear();
+          }}
         />
-        <div className="card-actions">
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            Save <span className="sr-only">{title}</span>
-          </button>
-          {defaults !== undefined && (
-            <button type="button" className="btn" disabled={busy} onClick={resetToDefaults}>
-              Reset <span className="sr-only">{title}</span> to defaults
-            </button>
-          )}
-          {dirty && (
-            <button
-              type="button"
-              className="btn btn-ghost"
-              disabled={busy}
-              onClick={() => {
-                setEdits(null);
-                errors.clear();
-              }}
-            >
-              Discard changes
-            </button>
-          )}
-          <span className="card-status" role="status">
-            {busy ? "Saving…" : status}
-          </span>
-        </div>
       </form>
     </section>
+  );
+}
+
+/**
+ * The end of every settings form: form-level errors, Save, Reset to defaults (when
+ * defaults exist), Discard changes (when edited) and the save status. Button names
+ * carry the card title for screen readers ("Save Connection cooldown").
+ */
+export function SettingsCardFooter({
+  title,
+  errors,
+  busy,
+  dirty,
+  status,
+  onReset,
+  onDiscard,
+}: {
+  title: string;
+  errors: ReturnType<typeof useFieldErrors>;
+  busy: boolean;
+  dirty: boolean;
+  status: ReactNode;
+  onReset?: () => void;
+  onDiscard: () => void;
+}) {
+  return (
+    <>
+      <FormErrors
+        error={errors.error}
+        issues={errors.formIssues}
+        title={errors.error?.isValidation ? `${errors.error.message}` : undefined}
+      />
+      <div className="card-actions">
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          Save <span className="sr-only">{title}</span>
+        </button>
+        {onReset && (
+          <button type="button" className="btn" disabled={busy} onClick={onReset}>
+            Reset <span className="sr-only">{title}</span> to defaults
+          </button>
+        )}
+        {dirty && (
+          <button type="button" className="btn btn-ghost" disabled={busy} onClick={onDiscard}>
+            Discard changes
+          </button>
+        )}
+        <span className="card-status" role="status">
+          {busy ? "Saving…" : status}
+        </span>
+      </div>
+    </>
   );
 }

@@ -4,10 +4,10 @@
 // rule 3's match text). The user's input survives a rejected save.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import type { ErrorReason, ProviderErrorRule, ResilienceSettings, RuleScope } from "../../../ipc/bindings";
-import { FormErrors, NumberField, SelectField, TextField } from "../../../shared/fields";
+import { NumberField, SelectField, TextField } from "../../../shared/fields";
 import { humanize } from "../../../shared/format";
 import { formatRange, type RangeLookup } from "../../../shared/ranges";
-import { fieldId } from "../../../shared/SettingsCard";
+import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
 import {
@@ -272,37 +272,18 @@ export function ErrorRulesCard({
         >
           Add rule
         </button>
-        <FormErrors
-          error={errors.error}
-          issues={errors.formIssues}
-          title={errors.error?.isValidation ? `${errors.error.message}` : undefined}
+        <SettingsCardFooter
+          title={TITLE}
+          errors={errors}
+          busy={busy}
+          dirty={dirty}
+          status={status}
+          onReset={defaults !== undefined ? resetToDefaults : undefined}
+          onDiscard={() => {
+            setEdits(null);
+            errors.clear();
+          }}
         />
-        <div className="card-actions">
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            Save <span className="sr-only">{TITLE}</span>
-          </button>
-          {defaults !== undefined && (
-            <button type="button" className="btn" disabled={busy} onClick={resetToDefaults}>
-              Reset <span className="sr-only">{TITLE}</span> to defaults
-            </button>
-          )}
-          {dirty && (
-            <button
-              type="button"
-              className="btn btn-ghost"
-              disabled={busy}
-              onClick={() => {
-                setEdits(null);
-                errors.clear();
-              }}
-            >
-              Discard changes
-            </button>
-          )}
-          <span className="card-status" role="status">
-            {busy ? "Saving…" : status}
-          </span>
-        </div>
       </form>
     </section>
   );
