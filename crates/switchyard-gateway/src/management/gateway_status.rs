@@ -32,15 +32,13 @@ impl ManagementService {
     /// Attempt counts over the last hour and day, and the latest failures.
     pub async fn monitoring_summary(&self) -> MgmtResult<MonitoringSummaryView> {
         let now = self.clock.now_wall();
-        let (requests_last_hour, errors_last_hour) =
-            self.store.count_attempts_since(now.plus_millis(-HOUR_MS)).await?;
-        let (requests_last_day, errors_last_day) =
-            self.store.count_attempts_since(now.plus_millis(-24 * HOUR_MS)).await?;
+        let counts =
+            self.store.count_attempts(now.plus_millis(-HOUR_MS), now.plus_millis(-24 * HOUR_MS)).await?;
         Ok(MonitoringSummaryView {
-            requests_last_hour,
-            errors_last_hour,
-            requests_last_day,
-            errors_last_day,
+            requests_last_hour: counts.recent,
+            errors_last_hour: counts.recent_failed,
+            requests_last_day: counts.since,
+            errors_last_day: counts.since_failed,
             recent_errors: self.store.list_failed_attempts(RECENT_ERRORS).await?,
         })
     }

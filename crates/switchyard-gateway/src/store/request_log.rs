@@ -44,6 +44,19 @@ macro_rules! select_rows {
     };
 }
 
+/// Attempt counts over two windows ending now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptCounts {
+    /// Attempts in the short window.
+    pub recent: u32,
+    /// Of those, failed.
+    pub recent_failed: u32,
+    /// Attempts in the long window.
+    pub since: u32,
+    /// Of those, failed.
+    pub since_failed: u32,
+}
+
 impl Store {
     /// Appends a batch of rows in one transaction. One single-row statement, prepared
     /// once and cached by sqlx, serves every row: a multi-row `VALUES` list would have
@@ -109,18 +122,31 @@ impl Store {
         rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
     }
 
-    /// Attempts started at or after `since`, and how many of them failed. A scan of
-    /// the bounded table (no index on `at`, to keep inserts cheap): milliseconds.
-    pub async fn count_attempts_since(&self, since: UnixMillis) -> StoreResult<(u32, u32)> {
+    /// Attempts (and failed attempts) started at or after `recent`, and at or after
+    /// `since` (`since <= recent`), in one scan of the bounded table (no index on
+    /// `at`, to keep inserts cheap): milliseconds.
+    pub async fn count_attempts(&self, recent: UnixMillis, since: UnixMillis) -> StoreResult<AttemptCounts> {
         let row = sqlx::query(
-            "SELECT COUNT(*) AS total, COUNT(error_kind) AS failed FROM request_log WHERE at >= ?",
+            "SELECT COALESCE(SUM(at >= ?), 0) AS recent, \
+                    COALESCE(SUM(at >= ? AND error_kind IS NOT NULL), 0) AS recent_failed, \
+                    COUNT(*) AS total, COUNT(error_kind) AS failed \
+             FROM request_log WHERE at >= ?",
         )
+        .bind(recent.0)
+        .bind(recent.0)
         .bind(since.0)
         .fetch_one(&self.pool)
         .await?;
-        let total: i64 = row.try_get("total")?;
-        let failed: i64 = row.try_get("failed")?;
-        Ok((u32::try_from(total).unwrap_or(u32::MAX), u32::try_from(failed).unwrap_or(u32::MAX)))
+        let get = |name: &str| -> StoreResult<u32> {
+            let n: i64 = row.try_get(name)?;
+            Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        };
+        Ok(AttemptCounts {
+            recent: get("recent")?,
+            recent_failed: get("recent_failed")?,
+            since: get("total")?,
+            since_failed: get("failed")?,
+        })
     }
 }
 
