@@ -119,8 +119,13 @@ pub fn run() {
             builder.mount_events(app);
             let prefs = prefs::load(app);
             // SWITCHYARD_PORT overrides the preference (scripts, the e2e test).
-            let port =
-                std::env::var("SWITCHYARD_PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(prefs.port);
+            let port = match std::env::var("SWITCHYARD_PORT") {
+                Ok(text) => text.parse().unwrap_or_else(|_| {
+                    tracing::warn!(event = "desktop.bad_port_env", value = %text, "not a port; using the preference");
+                    prefs.port
+                }),
+                Err(_) => prefs.port,
+            };
             let host = app.state::<GatewayHost>();
             let started = tauri::async_runtime::block_on(host.start(gateway_config(port)));
             let handle = app.handle().clone();
