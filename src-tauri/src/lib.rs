@@ -77,6 +77,10 @@ macro_rules! specta_builder {
                 desktop_prefs_set::<$r>,
                 desktop_status,
             ])
+            // The validator's ranges table and the default settings document, so UI
+            // tests and forms see the Rust values instead of a hand-kept copy.
+            .constant("SETTINGS_RANGES", switchyard_types::settings::SettingsRanges::current())
+            .constant("DEFAULT_RESILIENCE_SETTINGS", switchyard_types::ResilienceSettings::default())
             .events(tauri_specta::collect_events![
                 BreakersChanged,
                 CooldownsChanged,

@@ -4,7 +4,6 @@ import type {
   ConnectionCooldownView,
   ConnectionView,
   DesktopPrefs,
-  FieldRange,
   GatewayStatusView,
   HealthView,
   ModelLockoutView,
@@ -14,6 +13,7 @@ import type {
   ResilienceSettings,
   SettingsRanges,
 } from "../ipc/bindings";
+import { DEFAULT_RESILIENCE_SETTINGS, SETTINGS_RANGES } from "../ipc/bindings";
 
 export const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 
@@ -164,136 +164,12 @@ export const desktopPrefs = (over: Partial<DesktopPrefs> = {}): DesktopPrefs => 
   ...over,
 });
 
+/** The gateway's default settings document (exported from Rust into the bindings). */
 export function resilienceDefaults(): ResilienceSettings {
-  const profile = (degrade: number, open: number, reset: number) => ({
-    failureThreshold: open,
-    degradationThreshold: degrade,
-    resetTimeoutMs: reset,
-    cooldownByKind: {},
-  });
-  return {
-    providerBreaker: { oauth: profile(5, 8, 60_000), apikey: profile(7, 12, 30_000) },
-    providerCooldown: {
-      enabled: false,
-      oauth: { failureThreshold: 10, failureWindowMs: 900_000, cooldownMs: 300_000 },
-      apikey: { failureThreshold: 15, failureWindowMs: 1_800_000, cooldownMs: 600_000 },
-      minRetryCooldownMs: 5_000,
-      maxRetryCooldownMs: 300_000,
-    },
-    connectionCooldown: {
-      oauth: { baseCooldownMs: 5_000, maxBackoffSteps: 8 },
-      apikey: { baseCooldownMs: 3_000, maxBackoffSteps: 5 },
-    },
-    streamStallCooldown: { enabled: false },
-    modelLockout: {
-      enabled: false,
-      errorCodes: [403, 404, 429, 502, 503, 504],
-      baseCooldownMs: 120_000,
-      maxCooldownMs: 1_800_000,
-      maxBackoffSteps: 10,
-      useExponentialBackoff: true,
-    },
-    requestQueue: { maxWaitMs: 30_000, executionMaxWaitMs: 600_000, maxQueueDepth: 0, autoEnableApiKeyProviders: true },
-    quotaShareConcurrencyLimit: { enabled: true },
-    comboCooldownWait: { enabled: true, maxWaitMs: 90_000, maxAttempts: 5, budgetMs: 300_000 },
-    streamRecovery: {
-      stallBudgetMs: 120_000,
-      throughputWatchdog: {
-        enabled: false,
-        warmupMs: 30_000,
-        windowMs: 30_000,
-        minUsefulBytesPerSecond: 4,
-        minUsefulBytes: 1,
-      },
-    },
-    sessionAffinityTtlMs: 0,
-    providerErrorRules: [],
-  };
+  return structuredClone(DEFAULT_RESILIENCE_SETTINGS) as unknown as ResilienceSettings;
 }
 
-const DAY = 86_400_000;
-const int = (path: string, min: number, max: number): FieldRange => ({
-  path,
-  kind: "integer",
-  min,
-  max,
-  unit: null,
-  allowed: [],
-});
-const ms = (path: string, min: number, max: number): FieldRange => ({ ...int(path, min, max), unit: "ms" });
-
-const RULE_SCOPES = ["model", "provider", "connection"] as const;
-const ERROR_REASONS = [
-  "rate_limit",
-  "quota_exhausted",
-  "concurrency_limited",
-  "auth_error",
-  "request_rejected",
-  "forbidden",
-  "credits_exhausted",
-  "banned",
-  "not_found",
-  "server_error",
-  "timeout",
-  "unreachable",
-  "model_capacity",
-  "stream_stall",
-  "bad_request",
-  "local",
-  "unknown",
-] as const;
-
-/** The ranges table as `resilience_ranges` exports it (same rows as the Rust table). */
+/** The ranges table as `resilience_ranges` exports it (the Rust table, via the bindings). */
 export function ranges(): SettingsRanges {
-  const fields: FieldRange[] = [];
-  for (const p of ["oauth", "apikey"]) {
-    fields.push(
-      int(`/providerBreaker/${p}/failureThreshold`, 1, 1000),
-      int(`/providerBreaker/${p}/degradationThreshold`, 1, 1000),
-      ms(`/providerBreaker/${p}/resetTimeoutMs`, 1000, DAY),
-    );
-    for (const k of ["serverError", "timeout", "unreachable", "rateLimit", "quotaExhausted"]) {
-      fields.push(ms(`/providerBreaker/${p}/cooldownByKind/${k}`, 1000, DAY));
-    }
-  }
-  for (const p of ["oauth", "apikey"]) {
-    fields.push(
-      int(`/providerCooldown/${p}/failureThreshold`, 1, 1000),
-      ms(`/providerCooldown/${p}/failureWindowMs`, 1000, DAY),
-      ms(`/providerCooldown/${p}/cooldownMs`, 1000, DAY),
-    );
-  }
-  fields.push(
-    ms("/providerCooldown/minRetryCooldownMs", 0, 3_600_000),
-    ms("/providerCooldown/maxRetryCooldownMs", 0, DAY),
-    ms("/connectionCooldown/oauth/baseCooldownMs", 0, 600_000),
-    int("/connectionCooldown/oauth/maxBackoffSteps", 0, 16),
-    ms("/connectionCooldown/apikey/baseCooldownMs", 0, 600_000),
-    int("/connectionCooldown/apikey/maxBackoffSteps", 0, 16),
-    { path: "/modelLockout/errorCodes", kind: "list", min: 1, max: 32, unit: null, allowed: [] },
-    int("/modelLockout/errorCodes/*", 100, 599),
-    ms("/modelLockout/baseCooldownMs", 5000, 600_000),
-    ms("/modelLockout/maxCooldownMs", 5000, 3_600_000),
-    int("/modelLockout/maxBackoffSteps", 0, 20),
-    ms("/requestQueue/maxWaitMs", 1, DAY),
-    ms("/requestQueue/executionMaxWaitMs", 1, DAY),
-    int("/requestQueue/maxQueueDepth", 0, 100_000),
-    ms("/comboCooldownWait/maxWaitMs", 0, 300_000),
-    int("/comboCooldownWait/maxAttempts", 0, 10),
-    ms("/comboCooldownWait/budgetMs", 0, 300_000),
-    ms("/streamRecovery/stallBudgetMs", 1000, 3_600_000),
-    ms("/streamRecovery/throughputWatchdog/warmupMs", 0, 600_000),
-    ms("/streamRecovery/throughputWatchdog/windowMs", 1000, 600_000),
-    int("/streamRecovery/throughputWatchdog/minUsefulBytesPerSecond", 1, 1_000_000),
-    int("/streamRecovery/throughputWatchdog/minUsefulBytes", 1, 1_000_000),
-    ms("/sessionAffinityTtlMs", 0, 7 * DAY),
-    { path: "/providerErrorRules", kind: "list", min: 0, max: 50, unit: null, allowed: [] },
-    { path: "/providerErrorRules/*/provider", kind: "text", min: 1, max: 64, unit: null, allowed: [] },
-    int("/providerErrorRules/*/status", 100, 599),
-    { path: "/providerErrorRules/*/match", kind: "text", min: 1, max: 200, unit: null, allowed: [] },
-    { path: "/providerErrorRules/*/scope", kind: "choice", min: null, max: null, unit: null, allowed: [...RULE_SCOPES] },
-    { path: "/providerErrorRules/*/reason", kind: "choice", min: null, max: null, unit: null, allowed: [...ERROR_REASONS] },
-    ms("/providerErrorRules/*/cooldownMs", 0, DAY),
-  );
-  return { fields };
+  return structuredClone(SETTINGS_RANGES) as unknown as SettingsRanges;
 }
