@@ -88,6 +88,9 @@ const INT_VARS: &[(&str, &str, IntSlot)] = &[
         &mut s.request_queue.execution_max_wait_ms
     }),
     ("RATE_LIMIT_MAX_QUEUE_DEPTH", "/requestQueue/maxQueueDepth", |s| &mut s.request_queue.max_queue_depth),
+    ("STREAM_READINESS_TIMEOUT_MS", "/streamRecovery/readinessBudgetMs", |s| {
+        &mut s.stream_recovery.readiness_budget_ms
+    }),
 ];
 
 const BOOL_VARS: &[(&str, &str, BoolSlot)] = &[
@@ -245,6 +248,19 @@ mod tests {
     }
 
     #[test]
+    fn the_readiness_budget_comes_from_env_clamped_and_loses_to_the_stored_value() {
+        let env = MapEnv::from_pairs([("STREAM_READINESS_TIMEOUT_MS", "15000")]);
+        assert_eq!(layer(&env, None).settings.stream_recovery.readiness_budget_ms, 15_000);
+        let low = MapEnv::from_pairs([("STREAM_READINESS_TIMEOUT_MS", "10")]);
+        let l = layer(&low, None);
+        assert_eq!(l.settings.stream_recovery.readiness_budget_ms, 1_000);
+        assert_eq!(l.notes.len(), 1);
+        assert_eq!(l.notes[0].path, "/streamRecovery/readinessBudgetMs");
+        let l = layer(&env, stored(r#"{"streamRecovery":{"readinessBudgetMs":90000}}"#));
+        assert_eq!(l.settings.stream_recovery.readiness_budget_ms, 90_000);
+    }
+
+    #[test]
     fn window_gate_env_names_follow_spec() {
         let names = env_var_names();
         for n in [
@@ -252,6 +268,7 @@ mod tests {
             "SWITCHYARD_PROVIDER_BREAKER_API_KEY_FAILURE_WINDOW_MS",
             "RATE_LIMIT_EXECUTION_MAX_WAIT_MS",
             "RATE_LIMIT_AUTO_ENABLE",
+            "STREAM_READINESS_TIMEOUT_MS",
         ] {
             assert!(names.contains(&n), "{n}");
         }

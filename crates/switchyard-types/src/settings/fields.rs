@@ -34,6 +34,8 @@ pub(crate) fn for_each_integer(s: &mut ResilienceSettings, f: &mut dyn FnMut(&'s
     f("/comboCooldownWait/budgetMs", &mut cw.budget_ms);
     let sr = &mut s.stream_recovery;
     f("/streamRecovery/stallBudgetMs", &mut sr.stall_budget_ms);
+    f("/streamRecovery/readinessBudgetMs", &mut sr.readiness_budget_ms);
+    f("/streamRecovery/attemptDeadlineMs", &mut sr.attempt_deadline_ms);
     let tw = &mut sr.throughput_watchdog;
     f("/streamRecovery/throughputWatchdog/warmupMs", &mut tw.warmup_ms);
     f("/streamRecovery/throughputWatchdog/windowMs", &mut tw.window_ms);

@@ -100,6 +100,10 @@ pub mod defaults {
 
     /// Stream stall budget: no model output (or reasoning progress) for this long aborts.
     pub const STREAM_STALL_BUDGET_MS: u32 = 120_000;
+    /// Readiness budget: from dispatching an attempt to its first model event (1 min).
+    pub const STREAM_READINESS_BUDGET_MS: u32 = 60_000;
+    /// Hard upper bound on one upstream attempt, streams included (30 min).
+    pub const ATTEMPT_DEADLINE_MS: u32 = 1_800_000;
     /// Throughput watchdog warm-up.
     pub const WATCHDOG_WARMUP_MS: u32 = 30_000;
     /// Throughput watchdog window.
@@ -407,6 +411,13 @@ impl Default for ComboCooldownWaitSettings {
 pub struct StreamRecoverySettings {
     /// No model output (reasoning progress counts) for this long aborts the attempt.
     pub stall_budget_ms: u32,
+    /// From dispatching an attempt to its first model event: when it runs out before
+    /// anything reached the client, the gateway fails over (env
+    /// `STREAM_READINESS_TIMEOUT_MS`).
+    pub readiness_budget_ms: u32,
+    /// Hard upper bound on one upstream attempt, streams included; for a non-streamed
+    /// request also the wait for the answer.
+    pub attempt_deadline_ms: u32,
     /// Slow-stream throughput watchdog.
     pub throughput_watchdog: ThroughputWatchdogSettings,
 }
@@ -415,6 +426,8 @@ impl Default for StreamRecoverySettings {
     fn default() -> Self {
         StreamRecoverySettings {
             stall_budget_ms: d::STREAM_STALL_BUDGET_MS,
+            readiness_budget_ms: d::STREAM_READINESS_BUDGET_MS,
+            attempt_deadline_ms: d::ATTEMPT_DEADLINE_MS,
             throughput_watchdog: ThroughputWatchdogSettings {
                 enabled: false,
                 warmup_ms: d::WATCHDOG_WARMUP_MS,
@@ -498,6 +511,8 @@ mod tests {
         assert_eq!((s.request_queue.max_wait_ms, s.request_queue.execution_max_wait_ms), (30_000, 600_000));
         assert_eq!(s.request_queue.max_queue_depth, 0);
         assert!(!s.stream_recovery.throughput_watchdog.enabled);
+        let sr = &s.stream_recovery;
+        assert_eq!((sr.readiness_budget_ms, sr.attempt_deadline_ms), (60_000, 1_800_000));
     }
 
     #[test]

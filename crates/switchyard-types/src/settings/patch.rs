@@ -263,6 +263,12 @@ pub struct StreamRecoveryPatch {
     /// Stall budget.
     #[serde(default)]
     pub stall_budget_ms: Option<u32>,
+    /// Readiness budget (dispatch to first model event).
+    #[serde(default)]
+    pub readiness_budget_ms: Option<u32>,
+    /// Hard per-attempt deadline.
+    #[serde(default)]
+    pub attempt_deadline_ms: Option<u32>,
     /// Throughput watchdog.
     #[serde(default)]
     pub throughput_watchdog: Option<ThroughputWatchdogPatch>,
@@ -422,7 +428,7 @@ fn merge_combo(t: &mut ComboCooldownWaitSettings, p: ComboCooldownWaitPatch) {
 }
 
 fn merge_stream(t: &mut StreamRecoverySettings, p: StreamRecoveryPatch) {
-    merge_fields!(t, p; stall_budget_ms);
+    merge_fields!(t, p; stall_budget_ms, readiness_budget_ms, attempt_deadline_ms);
     if let Some(w) = p.throughput_watchdog {
         merge_watchdog(&mut t.throughput_watchdog, w);
     }

@@ -127,6 +127,8 @@ pub static RANGES: &[RangeSpec] = &[
     int("/comboCooldownWait/maxAttempts", 0, 10),
     ms("/comboCooldownWait/budgetMs", 0, 300_000),
     ms("/streamRecovery/stallBudgetMs", 1_000, 3_600_000),
+    ms("/streamRecovery/readinessBudgetMs", 1_000, 600_000),
+    ms("/streamRecovery/attemptDeadlineMs", 10_000, DAY_MS),
     ms("/streamRecovery/throughputWatchdog/warmupMs", 0, 600_000),
     ms("/streamRecovery/throughputWatchdog/windowMs", 1_000, 600_000),
     int("/streamRecovery/throughputWatchdog/minUsefulBytesPerSecond", 1, 1_000_000),

@@ -211,6 +211,23 @@ mod tests {
     }
 
     #[test]
+    fn stream_budgets_are_checked_against_their_ranges() {
+        let mut s = ResilienceSettings::default();
+        s.stream_recovery.readiness_budget_ms = 999;
+        s.stream_recovery.attempt_deadline_ms = 9_999;
+        let issues = s.validate().err().unwrap_or_default();
+        assert_eq!(
+            paths(&issues),
+            vec!["/streamRecovery/readinessBudgetMs", "/streamRecovery/attemptDeadlineMs"]
+        );
+        assert!(issues[0].message.contains("from 1,000 to 600,000 ms"), "{}", issues[0].message);
+        assert!(issues[1].message.contains("from 10,000 to 86,400,000 ms"), "{}", issues[1].message);
+        s.stream_recovery.readiness_budget_ms = 600_000;
+        s.stream_recovery.attempt_deadline_ms = 86_400_000;
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
     fn degradation_may_equal_one_when_failure_is_one() {
         let mut s = ResilienceSettings::default();
         s.provider_breaker.oauth.failure_threshold = 1;

@@ -44,6 +44,14 @@ describe("ResiliencePage", () => {
     expect(byPath("/connectionCooldown/apikey/maxBackoffSteps")).toHaveAccessibleDescription(/^0–16/);
     expect(byPath("/sessionAffinityTtlMs")).toHaveAccessibleName("Session affinity TTL (ms)");
     expect(byPath("/providerBreaker/apikey/cooldownByKind/timeout")).toHaveValue(null);
+    const readiness = byPath("/streamRecovery/readinessBudgetMs");
+    expect(readiness).toHaveValue(60000);
+    expect(readiness).toHaveAccessibleName("Readiness budget (ms)");
+    expect(readiness).toHaveAccessibleDescription(/^1,000–600,000 ms/);
+    const deadline = byPath("/streamRecovery/attemptDeadlineMs");
+    expect(deadline).toHaveValue(1800000);
+    expect(deadline).toHaveAccessibleName("Attempt deadline (ms)");
+    expect(deadline).toHaveAccessibleDescription(/^10,000–86,400,000 ms/);
     for (const title of [
       "Provider cooldown gate",
       "Connection cooldown",
@@ -86,6 +94,28 @@ describe("ResiliencePage", () => {
     });
     expect(Object.keys(patch)).toEqual(["requestQueue"]);
     expect(await within(card("Request queue")).findByText("Saved.")).toBeInTheDocument();
+  });
+
+  it("saves the stream recovery budgets with the rest of their card", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ResiliencePage />, {
+      resilience_patch: () => f.resilienceDefaults(),
+    });
+    await screen.findByRole("region", { name: "Stream recovery" });
+    const readiness = byPath("/streamRecovery/readinessBudgetMs");
+    await user.clear(readiness);
+    await user.type(readiness, "999");
+    expect(readiness).toHaveAccessibleDescription(/Outside the allowed range/);
+    await user.clear(readiness);
+    await user.type(readiness, "15000");
+    const deadline = byPath("/streamRecovery/attemptDeadlineMs");
+    await user.clear(deadline);
+    await user.type(deadline, "900000");
+    await user.click(screen.getByRole("button", { name: "Save Stream recovery" }));
+    await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
+    const patch = callsOf(calls, "resilience_patch")[0].args.patch as Record<string, unknown>;
+    expect(Object.keys(patch)).toEqual(["streamRecovery"]);
+    expect(patch.streamRecovery).toMatchObject({ readinessBudgetMs: 15_000, stallBudgetMs: 120_000, attemptDeadlineMs: 900_000 });
   });
 
   it("shows the validator's issue on the field it names and keeps the input", async () => {

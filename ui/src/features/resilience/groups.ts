@@ -141,11 +141,21 @@ export const GROUPS: GroupDef[] = [
   {
     key: "streamRecovery",
     title: "Stream recovery",
-    description: "Stall and throughput watchdogs for streaming responses.",
+    description: "Time budgets of one upstream attempt, and the throughput watchdog for streaming responses.",
     sections: [
       {
         fields: [
+          int(
+            "/streamRecovery/readinessBudgetMs",
+            "Readiness budget (ms)",
+            "From dispatching an attempt to its first model event; when it runs out before anything reached the client, the gateway fails over.",
+          ),
           int("/streamRecovery/stallBudgetMs", "Stall budget (ms)", "No model output (reasoning counts) for this long aborts the attempt."),
+          int(
+            "/streamRecovery/attemptDeadlineMs",
+            "Attempt deadline (ms)",
+            "Hard upper bound on one upstream attempt, streams included; for a non-streamed request also the wait for the answer.",
+          ),
         ],
       },
       {
