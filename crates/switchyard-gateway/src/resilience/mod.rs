@@ -14,7 +14,8 @@ use arc_swap::ArcSwap;
 use switchyard_resilience::{Clock, Engine, EngineEvent};
 use switchyard_types::api::ValidationIssue;
 use switchyard_types::settings::{
-    EnvSource, ResilienceSettings, ResilienceSettingsPatch, layer, parse_patch,
+    EnvSource, ResilienceSettings, ResilienceSettingsPatch, UnreadableKind, layer, parse_patch,
+    parse_patch_lenient,
 };
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -145,15 +146,30 @@ impl Resilience {
 }
 
 /// The stored document, read as a patch so older or partial documents still load
-/// (they are clamped by `layer`, never rejected).
+/// (they are clamped by `layer`, never rejected). Read leniently: a field this version
+/// does not know (written by a newer one) or cannot read (wrong type) is logged and
+/// skipped, and every other field keeps its value; only an unreadable root (not a JSON
+/// object) drops the whole document.
 async fn load_stored(store: &Store) -> Result<Option<ResilienceSettingsPatch>, GatewayError> {
     let raw: Option<serde_json::Value> = store.get_setting(RESILIENCE_SETTINGS_KEY).await?;
-    Ok(raw.and_then(|v| match parse_patch(v.to_string().as_bytes()) {
-        Ok(p) => Some(p),
-        Err(issues) => {
-            let issues: Vec<&ValidationIssue> = issues.iter().collect();
-            tracing::warn!(event = "settings.stored_unreadable", ?issues);
-            None
+    Ok(raw.and_then(|v| read_stored(&v)))
+}
+
+/// [`parse_patch_lenient`] with each skipped field logged.
+fn read_stored(doc: &serde_json::Value) -> Option<ResilienceSettingsPatch> {
+    let (patch, skipped) = parse_patch_lenient(doc);
+    for field in &skipped {
+        let (path, message) = (&field.path, &field.message);
+        match field.kind {
+            UnreadableKind::UnknownField => {
+                tracing::warn!(event = "settings.stored_unknown_field", %path, %message);
+            }
+            UnreadableKind::BadValue => tracing::warn!(event = "settings.stored_bad_value", %path, %message),
         }
-    }))
+    }
+    if patch.is_none() {
+        let issues: Vec<ValidationIssue> = skipped.into_iter().map(ValidationIssue::from).collect();
+        tracing::warn!(event = "settings.stored_unreadable", ?issues);
+    }
+    patch
 }

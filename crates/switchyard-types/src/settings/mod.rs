@@ -8,7 +8,11 @@
 //!   anything out of range is **rejected** with every issue listed (fail-closed);
 //! - values that do not come from a user's hand (env defaults, stored documents of an
 //!   older version) go through [`layer`] / [`ResilienceSettings::clamp`]: they are
-//!   **clamped** into range and every clamp is reported so the caller can log it.
+//!   **clamped** into range and every clamp is reported so the caller can log it;
+//! - a stored document is read with [`parse_patch_lenient`]: an unknown or mistyped
+//!   field (a newer version's, before a downgrade) is removed and reported, and every
+//!   other field keeps its value. The config file uses the same reader only to name
+//!   every unreadable field at once; any such field still rejects the file.
 //!
 //! One table ([`ranges::RANGES`]) drives validation, clamping and the UI's form
 //! limits ([`SettingsRanges`]).
@@ -18,6 +22,7 @@ mod env;
 mod fields;
 mod patch;
 pub mod ranges;
+mod stored;
 mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -33,6 +38,7 @@ pub use patch::{
     WindowGatePatch, parse_patch,
 };
 pub use ranges::{FieldKind, FieldRange, SettingsRanges};
+pub use stored::{UnreadableField, UnreadableKind, parse_patch_lenient};
 
 /// Default provider-breaker thresholds and reset timeouts (SPEC 4.1 profiles).
 pub mod defaults {

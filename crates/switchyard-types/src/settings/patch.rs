@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::stored::{pointer, steps};
 use super::{
     BreakerProfileSettings, ComboCooldownWaitSettings, ConnectionCooldownProfile, ConnectionCooldownSettings,
     CooldownByKind, ModelLockoutSettings, ProviderBreakerSettings, ProviderCooldownSettings,
@@ -300,18 +301,7 @@ pub struct ThroughputWatchdogPatch {
 pub fn parse_patch(body: &[u8]) -> Result<ResilienceSettingsPatch, Vec<ValidationIssue>> {
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize::<_, ResilienceSettingsPatch>(de).map_err(|err| {
-        let mut path = String::new();
-        for segment in err.path().iter() {
-            use serde_path_to_error::Segment;
-            match segment {
-                Segment::Seq { index } => path.push_str(&format!("/{index}")),
-                Segment::Map { key } => {
-                    path.push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1")))
-                }
-                Segment::Enum { variant } => path.push_str(&format!("/{variant}")),
-                Segment::Unknown => path.push_str("/?"),
-            }
-        }
+        let path = pointer(&steps(err.path()));
         vec![ValidationIssue { path, message: err.into_inner().to_string() }]
     })
 }
