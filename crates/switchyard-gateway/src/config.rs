@@ -4,7 +4,12 @@
 //! first write, so a bad file changes nothing and names every problem.
 //!
 //! Keys are snake_case, except tables that mirror JSON API documents
-//! (`provider_specific`), which keep the API's camelCase keys.
+//! (`provider_specific`, `[resilience]`), which keep the API's camelCase keys.
+//!
+//! `[resilience]` is a partial resilience settings document, applied at every start as
+//! `PATCH /api/resilience` would apply it (over the stored document, so fields the
+//! file does not name keep their stored values), with the same validator and
+//! messages; it is written only when it changes the stored document.
 
 use std::path::Path;
 
@@ -12,8 +17,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use switchyard_types::api::{
     AliasView, ApiKeyCreateRequest, ComboStrategy, ComboTarget, ComboView, ConnectionCreateRequest,
-    GatewaySettings,
+    GatewaySettings, ValidationIssue,
 };
+use switchyard_types::settings::{ResilienceSettingsPatch, parse_patch_lenient};
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
 use crate::management::ManagementService;
@@ -37,6 +43,10 @@ pub struct ConfigFile {
     /// `[[aliases]]`.
     #[serde(default)]
     pub aliases: Vec<ConfigAlias>,
+    /// `[resilience]`: a partial resilience settings document (camelCase keys and
+    /// nested tables exactly like the `PATCH /api/resilience` body).
+    #[serde(default)]
+    pub resilience: Option<Value>,
 }
 
 /// `[gateway]`.
@@ -242,7 +252,11 @@ impl ConfigFile {
         let combos = self.combo_views();
         let aliases: Vec<AliasView> =
             self.aliases.iter().map(|a| AliasView { from: a.from.clone(), to: a.to.clone() }).collect();
-        let problems = service.dry_run_import(&connections, &keys, &combos, &aliases).await;
+        let mut problems = service.dry_run_import(&connections, &keys, &combos, &aliases).await;
+        let resilience = match &self.resilience {
+            Some(table) => resilience_change(table, service, &mut problems).await,
+            None => None,
+        };
         if !problems.is_empty() {
             return Err(ConfigError::Invalid { path: path.display().to_string(), problems });
         }
@@ -274,6 +288,85 @@ impl ConfigFile {
                 changed += 1;
             }
         }
+        if let Some(patch) = resilience {
+            service.resilience_patch(patch).await.map_err(|e| fail("resilience".into(), e))?;
+            changed += 1;
+        }
         Ok(changed)
+    }
+}
+
+/// Checks `[resilience]` the way `PATCH /api/resilience` checks its body (strict
+/// parse, merge onto the stored document, validate), naming every bad field: each
+/// problem is pushed as `resilience <JSON pointer>: <message>`. Returns the patch when
+/// it is valid and would change the stored document.
+async fn resilience_change(
+    table: &Value,
+    service: &ManagementService,
+    problems: &mut Vec<String>,
+) -> Option<ResilienceSettingsPatch> {
+    // The lenient reader runs the strict parser and names every field it rejects,
+    // not only the first; any such field still rejects the file.
+    let (patch, unreadable) = parse_patch_lenient(table);
+    let mut issues: Vec<ValidationIssue> = unreadable.into_iter().map(ValidationIssue::from).collect();
+    let mut change = None;
+    if let Some(patch) = patch {
+        match service.resilience_patch_preview(&patch).await {
+            Ok(next) => change = next.map(|_| patch),
+            Err(e) if e.issues.is_empty() => {
+                issues.push(ValidationIssue { path: String::new(), message: e.message })
+            }
+            Err(e) => issues.extend(e.issues),
+        }
+    }
+    if issues.is_empty() {
+        return change;
+    }
+    for issue in issues {
+        let at = if issue.path.is_empty() { String::new() } else { format!(" {}", issue.path) };
+        problems.push(format!("resilience{at}: {}", issue.message));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ConfigFile {
+        toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_resilience_table_reads_as_the_api_patch() {
+        let file = parse(
+            "[resilience]\nsessionAffinityTtlMs = 60000\n\n[resilience.modelLockout]\nenabled = true\n\
+             errorCodes = [429, 503]\n\n[resilience.providerBreaker.oauth]\nfailureThreshold = 10\n",
+        );
+        let table = file.resilience.unwrap_or_default();
+        let (patch, unreadable) = parse_patch_lenient(&table);
+        assert!(unreadable.is_empty(), "{unreadable:?}");
+        let patch = patch.unwrap_or_default();
+        assert_eq!(patch.session_affinity_ttl_ms, Some(60_000));
+        let lockout = patch.model_lockout.unwrap_or_default();
+        assert_eq!((lockout.enabled, lockout.error_codes), (Some(true), Some(vec![429, 503])));
+        let oauth = patch.provider_breaker.and_then(|b| b.oauth).unwrap_or_default();
+        assert_eq!(oauth.failure_threshold, Some(10));
+    }
+
+    #[test]
+    fn every_unreadable_resilience_key_is_named() {
+        let file = parse(
+            "[resilience.modelLockout]\nbaseCooldown = 5000\nenabled = \"yes\"\n\n\
+             [resilience.requestQueue]\nmaxWaitMs = -1\n",
+        );
+        let (_, unreadable) = parse_patch_lenient(&file.resilience.unwrap_or_default());
+        let paths: Vec<&str> = unreadable.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["/modelLockout/baseCooldown", "/modelLockout/enabled", "/requestQueue/maxWaitMs"]);
+    }
+
+    #[test]
+    fn a_file_without_the_table_has_none() {
+        assert!(parse("[gateway]\nlisten = \"127.0.0.1:7821\"\n").resilience.is_none());
     }
 }

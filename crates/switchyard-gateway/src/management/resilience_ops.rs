@@ -33,6 +33,16 @@ impl ManagementService {
         Ok(settings)
     }
 
+    /// A dry run of [`ManagementService::resilience_patch`] (the config file checks
+    /// before it writes): `Ok(None)` when applying `patch` would change nothing, `Err`
+    /// with every issue. Stores nothing.
+    pub async fn resilience_patch_preview(
+        &self,
+        patch: &ResilienceSettingsPatch,
+    ) -> MgmtResult<Option<ResilienceSettings>> {
+        self.resilience.preview_patch(patch).await
+    }
+
     /// The settings as they would be with no stored document (built-in defaults
     /// under the environment's overrides): what "reset to defaults" restores.
     pub fn resilience_defaults(&self) -> ResilienceSettings {

@@ -173,3 +173,28 @@ fn read_stored(doc: &serde_json::Value) -> Option<ResilienceSettingsPatch> {
     }
     patch
 }
+
+impl Resilience {
+    /// A dry run of [`Resilience::patch`] (the config file validates before it writes):
+    /// the same merge onto the stored document and the same validation, storing
+    /// nothing. `Ok(None)` when the stored document already holds exactly the result,
+    /// so applying the patch would change nothing.
+    pub async fn preview_patch(
+        &self,
+        patch: &ResilienceSettingsPatch,
+    ) -> Result<Option<ResilienceSettings>, GatewayError> {
+        let stored = load_stored(&self.store).await?;
+        let mut base = ResilienceSettings::default();
+        if let Some(s) = &stored {
+            base.merge(s.clone());
+        }
+        let next = base.patched(patch).map_err(GatewayError::validation)?;
+        let unchanged = stored.is_some() && stored == whole_as_patch(&next);
+        Ok((!unchanged).then_some(next))
+    }
+}
+
+/// A whole document as the patch that sets every field (how a stored one reads back).
+fn whole_as_patch(settings: &ResilienceSettings) -> Option<ResilienceSettingsPatch> {
+    serde_json::to_value(settings).ok().and_then(|v| parse_patch_lenient(&v).0)
+}
