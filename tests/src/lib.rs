@@ -84,6 +84,14 @@ impl TestGateway {
             .unwrap_or_else(|e| panic!("POST {path} failed: {e}"))
     }
 
+    /// POSTs `body` on a task of its own, so the test can move the clock while the
+    /// gateway waits on it.
+    pub fn post_in_background(&self, path: &str, body: &Value) -> tokio::task::JoinHandle<reqwest::Response> {
+        let request = self.http.post(self.url(path)).bearer_auth(CLIENT_KEY).json(body);
+        let path = path.to_owned();
+        tokio::spawn(async move { request.send().await.unwrap_or_else(|e| panic!("POST {path} failed: {e}")) })
+    }
+
     /// A management request builder with the token set.
     pub fn mgmt(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         self.http.request(method, self.url(path)).bearer_auth(MANAGEMENT_TOKEN)

@@ -67,7 +67,7 @@ async fn start_with_sleeper(config: &str) -> (TestGateway, Arc<ManualClock>, Man
     let (c, s) = (clock.clone(), sleeper.clone());
     let gw = TestGateway::start_with(config, move |cfg| {
         cfg.clock = c;
-        cfg.sleeper = Arc::new(s);
+        cfg.sleeper = Some(Arc::new(s));
     })
     .await;
     (gw, clock, sleeper)

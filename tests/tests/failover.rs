@@ -3,7 +3,11 @@
 //! event of the client's format and no retry; a departing client cancels the
 //! upstream; every attempt is logged.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use switchyard_gateway::clock::ManualClock;
+use switchyard_types::UnixMillis;
 
 use futures_util::StreamExt;
 use serde_json::json;
@@ -107,17 +111,18 @@ async fn a_dead_address_fails_over() {
 
 #[tokio::test]
 async fn a_slow_upstream_times_out_and_fails_over() {
-    let slow = FakeUpstream::start(Reply::Delayed(
-        Duration::from_secs(5),
-        Box::new(Reply::json(200, wire::anthropic_message("m", "late"))),
-    ))
-    .await;
+    // The upstream never answers; the gateway's clock (manual here) runs out the
+    // attempt deadline of a plain request and the next connection serves.
+    let slow = FakeUpstream::start(Reply::Silent).await;
     let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "b"))).await;
-    let gw = TestGateway::start_with(&two_accounts(&slow, &b), |c| {
-        c.proxy.start_timeout = Duration::from_millis(200);
-    })
-    .await;
-    let response = gw.post("/v1/messages", &request(false)).await;
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let gw = TestGateway::start_with(&two_accounts(&slow, &b), move |cfg| cfg.clock = c).await;
+    let pending = gw.post_in_background("/v1/messages", &request(false));
+    // Real-time poll for the request to reach the fake over loopback (not a cooldown wait).
+    assert!(slow.wait_until(Duration::from_secs(5), |f| f.calls() == 1).await);
+    clock.advance_ms(1_800_000);
+    let response = pending.await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 200);
     assert_eq!(body_json(response).await["content"][0]["text"], "b");
 }

@@ -1,5 +1,37 @@
 //! Time sources. The `Clock` trait lives in the resilience engine (pure code takes
-//! `now`; the engine façade reads this clock); the gateway re-exports it so every
-//! component shares one clock and tests can substitute a manual one.
+//! `now`; the engine façade reads this clock); the gateway extends it with timers
+//! ([`GatewayClock::sleep_until`]) so one clock drives the engine, the request path's
+//! deadlines, the stream watchdogs and the deliberate waits. Production uses the
+//! system clock with tokio's timer; tests pass a [`ManualClock`] and advance it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
 
 pub use switchyard_resilience::clock::{Clock, ManualClock, SystemClock};
+
+/// A boxed wait.
+pub type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A clock that can also wait.
+pub trait GatewayClock: Clock {
+    /// Completes once the clock's monotonic reading reaches `deadline`.
+    fn sleep_until(&self, deadline: Instant) -> Wait;
+
+    /// Completes after `d` of this clock's time.
+    fn sleep(&self, d: Duration) -> Wait {
+        self.sleep_until(self.now_mono() + d)
+    }
+}
+
+impl GatewayClock for SystemClock {
+    fn sleep_until(&self, deadline: Instant) -> Wait {
+        Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
+    }
+}
+
+impl GatewayClock for ManualClock {
+    fn sleep_until(&self, deadline: Instant) -> Wait {
+        Box::pin(ManualClock::sleep_until(self, deadline))
+    }
+}

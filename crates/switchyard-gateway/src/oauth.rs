@@ -3,11 +3,12 @@
 //! A token is refreshed shortly before it expires and once after an upstream 401.
 //! Refreshes are single-flight per connection: concurrent requests wait on one
 //! per-connection lock and then find the fresh token in the routing snapshot, so many
-//! requests cause one call to the token endpoint. A failed refresh is reported to the
-//! caller, which records it on the resilience engine as an auth failure of the
-//! connection: the engine's cooldown spaces the retries and, after
-//! `EXPIRED_RETRY_MAX`, marks the connection `expired` (SPEC 4.2). Fail-closed: a
-//! connection whose token cannot be refreshed is not used with a stale token.
+//! requests cause one call to the token endpoint. A refresh the token endpoint
+//! rejects is an auth failure of the connection (the engine's cooldown spaces the
+//! retries and, after `EXPIRED_RETRY_MAX`, marks it `expired`, SPEC 4.2); a token
+//! endpoint that cannot be reached says nothing about the credentials: a token that
+//! is still valid keeps being used, an expired one cools the connection without
+//! counting toward `expired`. Fail-closed: an expired token is never sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,9 +27,25 @@ pub const REFRESH_SKEW_MS: i64 = 5 * 60 * 1000;
 /// Time allowed for one call to the token endpoint.
 const TOKEN_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Why a refresh failed (the message never contains a token).
+/// Why a refresh failed (messages never contain a token).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefreshError(pub String);
+pub enum RefreshError {
+    /// The token endpoint answered and refused (or there is nothing to refresh with).
+    Rejected(String),
+    /// The token endpoint could not be reached or answered garbage.
+    Unreachable(String),
+    /// The gateway could not keep the new token.
+    Local(String),
+}
+
+impl RefreshError {
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            RefreshError::Rejected(m) | RefreshError::Unreachable(m) | RefreshError::Local(m) => m,
+        }
+    }
+}
 
 /// The token endpoint's answer.
 #[derive(Deserialize)]
@@ -45,6 +62,11 @@ pub struct TokenRefresher {
     http: reqwest::Client,
     clock: Arc<dyn Clock>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Whether `conn`'s token has expired (it must not be sent).
+pub fn expired(conn: &Connection, now: UnixMillis) -> bool {
+    conn.oauth.as_ref().and_then(|o| o.expires_at).is_some_and(|at| at <= now)
 }
 
 /// Whether `conn` holds a refreshable token that expires within the skew window.
@@ -81,7 +103,7 @@ impl TokenRefresher {
             return Ok(current);
         }
         let Some(oauth) = stale.oauth.as_ref() else {
-            return Err(RefreshError("the connection has no refresh token".into()));
+            return Err(RefreshError::Rejected("the connection has no refresh token".into()));
         };
         let body = serde_json::json!({
             "grant_type": "refresh_token",
@@ -96,26 +118,30 @@ impl TokenRefresher {
             .timeout(TOKEN_TIMEOUT)
             .send()
             .await
-            .map_err(|e| RefreshError(format!("token endpoint unreachable: {}", e.without_url())))?;
+            .map_err(|e| RefreshError::Unreachable(format!("token endpoint unreachable: {}", e.without_url())))?;
         let status = sent.status();
-        let bytes = sent.bytes().await.map_err(|_| RefreshError("token response unreadable".into()))?;
+        let bytes =
+            sent.bytes().await.map_err(|_| RefreshError::Unreachable("token response unreadable".into()))?;
+        if status.is_server_error() || status.as_u16() == 429 {
+            return Err(RefreshError::Unreachable(format!("token endpoint answered HTTP {}", status.as_u16())));
+        }
         if !status.is_success() {
-            return Err(RefreshError(format!("token endpoint answered HTTP {}", status.as_u16())));
+            return Err(RefreshError::Rejected(format!("token endpoint answered HTTP {}", status.as_u16())));
         }
         let token: TokenResponse = serde_json::from_slice(&bytes)
-            .map_err(|_| RefreshError("token response is not the expected JSON".into()))?;
+            .map_err(|_| RefreshError::Unreachable("token response is not the expected JSON".into()))?;
         let now = self.clock.now_wall();
         let expires_at = token.expires_in.map(|s| now.plus_millis(s.saturating_mul(1000)));
         management
             .store_oauth_tokens(&stale.id, token.access_token, token.refresh_token, expires_at)
             .await
-            .map_err(|e| RefreshError(format!("could not store the new token: {}", e.message)))?;
+            .map_err(|e| RefreshError::Local(format!("could not store the new token: {}", e.message)))?;
         tracing::info!(event = "oauth.refreshed", connection = %stale.id);
         routing
             .load()
             .by_id
             .get(&stale.id)
             .cloned()
-            .ok_or_else(|| RefreshError("the connection was deleted during the refresh".into()))
+            .ok_or_else(|| RefreshError::Local("the connection was deleted during the refresh".into()))
     }
 }

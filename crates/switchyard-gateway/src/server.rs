@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, GatewayClock, SystemClock};
 use crate::config::ConfigFile;
 use crate::control::Control;
 use crate::management::ManagementService;
@@ -28,7 +28,7 @@ use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
 use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
-use crate::sleeper::{Sleeper, TokioSleeper};
+use crate::sleeper::{ClockSleeper, Sleeper};
 use crate::state::{GatewayState, ProxyOptions};
 use crate::store::Store;
 use switchyard_resilience::claude_wall::ClaudeWall;
@@ -60,12 +60,14 @@ pub struct GatewayConfig {
     pub log_retention_rows: u32,
     /// How long in-flight requests may run on after shutdown starts.
     pub shutdown_grace: Duration,
-    /// Clock.
-    pub clock: Arc<dyn Clock>,
+    /// The one clock: the engine, deadlines, stream watchdogs, waits and the
+    /// shutdown grace all read it (tests pass a [`crate::clock::ManualClock`]).
+    pub clock: Arc<dyn GatewayClock>,
     /// Environment for settings defaults (tests pass a map).
     pub env: Arc<dyn EnvSource + Send + Sync>,
-    /// Deliberate waits (tests pass a manual sleeper).
-    pub sleeper: Arc<dyn Sleeper>,
+    /// Deliberate waits; `None` waits on `clock` (tests may pass a manual sleeper
+    /// that advances the clock at once).
+    pub sleeper: Option<Arc<dyn Sleeper>>,
     /// The built settings UI (`ui/dist`) to serve under `/ui/`.
     pub ui_dir: Option<PathBuf>,
 }
@@ -85,7 +87,7 @@ impl GatewayConfig {
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             env: Arc::new(ProcessEnv),
-            sleeper: Arc::new(TokioSleeper),
+            sleeper: None,
             ui_dir: None,
         }
     }
@@ -114,6 +116,7 @@ pub struct Gateway {
     log_writer: JoinHandle<()>,
     persister: JoinHandle<()>,
     grace: Duration,
+    clock: Arc<dyn GatewayClock>,
 }
 
 impl Gateway {
@@ -147,10 +150,11 @@ impl Gateway {
             .with_context(|| format!("cannot listen on {}", config.listen))?;
         let addr = listener.local_addr()?;
         let shutdown = CancellationToken::new();
-        let control = Control::new(config.clock.clone());
+        let clock: Arc<dyn Clock> = config.clock.clone();
+        let control = Control::new(clock.clone());
         let (resilience, persister) = Resilience::start(
             store.clone(),
-            config.clock.clone(),
+            clock.clone(),
             config.env.clone(),
             control.clone(),
             shutdown.child_token(),
@@ -161,7 +165,7 @@ impl Gateway {
         let management = ManagementService::new(
             store.clone(),
             routing.clone(),
-            config.clock.clone(),
+            clock.clone(),
             http.clone(),
             addr.to_string(),
             resilience.clone(),
@@ -183,7 +187,8 @@ impl Gateway {
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
             extra_hosts.push(addr.ip().to_string());
         }
-        let refresher = TokenRefresher::new(http.clone(), config.clock.clone());
+        let refresher = TokenRefresher::new(http.clone(), clock.clone());
+        let sleeper = config.sleeper.clone().unwrap_or_else(|| Arc::new(ClockSleeper(config.clock.clone())));
         let state = Arc::new(GatewayState {
             routing,
             http,
@@ -193,7 +198,7 @@ impl Gateway {
             resilience,
             refresher,
             claude_wall,
-            sleeper: config.sleeper.clone(),
+            sleeper,
             management,
             management_token: SecretString::from(token.clone()),
             listen: addr,
@@ -230,6 +235,7 @@ impl Gateway {
             log_writer,
             persister,
             grace: config.shutdown_grace,
+            clock: config.clock.clone(),
         })
     }
 
@@ -268,9 +274,13 @@ impl Gateway {
     pub async fn shutdown(self) {
         self.shutdown.cancel();
         let mut server = self.server;
-        if tokio::time::timeout(self.grace, &mut server).await.is_err() {
-            tracing::warn!(event = "gateway.shutdown_grace_elapsed", grace_s = self.grace.as_secs());
-            server.abort();
+        let grace = self.clock.sleep(self.grace);
+        tokio::select! {
+            _ = &mut server => {}
+            () = grace => {
+                tracing::warn!(event = "gateway.shutdown_grace_elapsed", grace_s = self.grace.as_secs());
+                server.abort();
+            }
         }
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;

@@ -1,17 +1,12 @@
-//! Waiting, abstracted: the executor's deliberate waits (the Claude usage wall's
-//! `slow-retry-after`, a sibling's limit reset) go through [`Sleeper`], so tests can
-//! advance a manual clock instead of waiting minutes. Timeouts on network I/O stay on
-//! tokio's timer: they bound real sockets.
+//! Deliberate waits (the Claude usage wall's `slow-retry-after`, a sibling's limit
+//! reset) go through [`Sleeper`]. By default they wait on the gateway's clock
+//! ([`ClockSleeper`]), like every deadline; a test may pass a [`ManualSleeper`] that
+//! advances its manual clock at once and records each wait.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::clock::ManualClock;
-
-/// A boxed wait.
-pub type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
+use crate::clock::{GatewayClock, ManualClock, Wait};
 
 /// Something that can wait.
 pub trait Sleeper: Send + Sync + 'static {
@@ -19,13 +14,12 @@ pub trait Sleeper: Send + Sync + 'static {
     fn sleep(&self, d: Duration) -> Wait;
 }
 
-/// The real timer.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct TokioSleeper;
+/// Waits on the gateway's clock.
+pub struct ClockSleeper(pub Arc<dyn GatewayClock>);
 
-impl Sleeper for TokioSleeper {
+impl Sleeper for ClockSleeper {
     fn sleep(&self, d: Duration) -> Wait {
-        Box::pin(tokio::time::sleep(d))
+        self.0.sleep(d)
     }
 }
 

@@ -8,7 +8,7 @@ use secrecy::SecretString;
 use switchyard_resilience::claude_wall::ClaudeWall;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
+use crate::clock::GatewayClock;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
 use crate::request_log::RequestLogSink;
@@ -23,8 +23,6 @@ pub struct ProxyOptions {
     pub max_body_bytes: usize,
     /// Time allowed to connect to an upstream.
     pub connect_timeout: Duration,
-    /// Time allowed from sending a request until the upstream's first body byte.
-    pub start_timeout: Duration,
     /// Time allowed to read a failed attempt's error body.
     pub error_body_timeout: Duration,
 }
@@ -34,7 +32,6 @@ impl Default for ProxyOptions {
         ProxyOptions {
             max_body_bytes: 32 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
-            start_timeout: Duration::from_secs(600),
             error_body_timeout: Duration::from_secs(5),
         }
     }
@@ -46,8 +43,8 @@ pub struct GatewayState {
     pub routing: SharedRouting,
     /// Shared upstream HTTP client (connection pool).
     pub http: reqwest::Client,
-    /// Wall clock.
-    pub clock: Arc<dyn Clock>,
+    /// The one clock (engine, deadlines, watchdogs, waits).
+    pub clock: Arc<dyn GatewayClock>,
     /// Request-log sink.
     pub log: RequestLogSink,
     /// Request path tunables.

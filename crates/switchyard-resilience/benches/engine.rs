@@ -49,6 +49,7 @@ fn world(lockouts: bool) -> World {
         provider: providers[c % PROVIDERS].clone(),
         category: if c % PROVIDERS < 2 { AuthCategory::Oauth } else { AuthCategory::ApiKey },
         disable_cooling: false,
+        quota_families: None,
     }));
     let w = World { clock, engine, providers, connections, models };
     let headers: &[(&str, &str)] = &[("retry-after", "600")];
@@ -67,7 +68,7 @@ fn world(lockouts: bool) -> World {
             };
             match outcome {
                 Some((status, headers)) => {
-                    w.engine.record_failure(a, &AttemptOutcome::Http { status, headers: &headers, body: "" });
+                    w.engine.judge(a, &AttemptOutcome::Http { status, headers: &headers, body: "" });
                 }
                 None => {
                     w.engine.record_success(a);
@@ -122,7 +123,7 @@ fn bench(c: &mut Criterion) {
             f.clock.advance_ms(10_000);
             if let Ok(a) = f.engine.begin(black_box(failing)) {
                 let outcome = AttemptOutcome::Http { status: 429, headers: &headers, body: "{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Rate limited. Please retry in 7s\"}}" };
-                black_box(f.engine.record_failure(a, &outcome));
+                black_box(f.engine.judge(a, &outcome));
             }
         })
     });
@@ -131,7 +132,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             f.clock.advance_ms(120_000);
             if let Ok(a) = f.engine.begin(black_box(timeout_target)) {
-                black_box(f.engine.record_failure(a, &AttemptOutcome::Transport(TransportFailure::Timeout)));
+                black_box(f.engine.judge(a, &AttemptOutcome::Transport(TransportFailure::Timeout)));
             }
         })
     });

@@ -11,7 +11,8 @@
 //! [`classify`] (restatement → rules → hints → verdict), [`backoff`], [`breaker`]
 //! (+ the optional window gate), [`cooldown`], [`lockout`], [`candidates`] (eligible
 //! list + exclusion diagnostics), [`engine`] (façade), [`claude_wall`] (the Claude
-//! usage wall, SPEC 4.3: low-priority lane + session limit reset, its own façade).
+//! usage wall, SPEC 4.3: low-priority lane + session limit reset, its own façade),
+//! [`stream_watch`] (what counts as progress in a streamed answer).
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod engine;
 pub mod error;
 pub mod lockout;
 pub mod outcome;
+pub mod stream_watch;
 
 pub use candidates::{Decision, Exclusion, Selection};
 pub use classify::Verdict;

@@ -275,7 +275,7 @@ fn lock_ms(f: &LockFailure<'_>, count: u32, p: &LockoutPolicy, now: UnixMillis) 
         u64::from(p.base_ms).min(max)
     };
     let hinted = f.hint.map(|h| match h.source {
-        HintSource::Header => h.remaining_ms(now),
+        HintSource::Header | HintSource::QuotaWindow => h.remaining_ms(now),
         HintSource::Body | HintSource::Rule => h.remaining_ms(now).min(max),
     });
     match hinted {

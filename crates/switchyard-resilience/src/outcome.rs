@@ -39,6 +39,23 @@ pub struct ConnectionConfig {
     pub category: AuthCategory,
     /// Skip transient connection cooldowns (terminal states and lockouts still apply).
     pub disable_cooling: bool,
+    /// This connection's own quota families (`(model prefix, family)`), replacing the
+    /// provider's built-in ones; `None` keeps the provider's.
+    pub quota_families: Option<Vec<(String, String)>>,
+}
+
+impl ConnectionConfig {
+    /// The quota family of `model` on this connection: its own list when it has one,
+    /// else the provider's families; a model without a rule is its own family.
+    pub fn family_of<'a>(&'a self, provider_families: &'a crate::engine::QuotaFamilies, model: &'a str) -> &'a str {
+        match &self.quota_families {
+            Some(own) => own
+                .iter()
+                .find(|(prefix, _)| model.starts_with(prefix.as_str()))
+                .map_or(model, |(_, family)| family.as_str()),
+            None => provider_families.family_of(&self.provider, model),
+        }
+    }
 }
 
 /// A routing target as the gateway holds it. Implemented by [`Target`]; the gateway
@@ -115,6 +132,10 @@ pub enum TransportFailure {
     /// The stream broke after bytes had reached the client (no failover is possible
     /// then; the client gets an error event), so only the record is left to keep.
     BrokenMidStream,
+    /// The OAuth token endpoint could not be reached to refresh an expired token:
+    /// the connection cannot be used now, but its credentials were not rejected and
+    /// the provider's API did not fail.
+    TokenEndpoint,
 }
 
 /// How a failed attempt ended.

@@ -54,11 +54,42 @@ pub enum Reply {
     },
     /// Wait, then answer with the inner reply (use to trigger timeouts).
     Delayed(Duration, Box<Reply>),
+    /// An SSE stream whose frames the test sends one by one through the
+    /// [`LiveFeed`] returned by [`Reply::live`]; it ends when the feed is dropped.
+    Live(LiveStream),
+    /// Never answer (not even headers) until the client goes away.
+    Silent,
     /// Drop the connection without any response.
     Hangup,
 }
 
+/// The receiving end of a [`Reply::Live`] stream (used once).
+#[derive(Debug, Clone)]
+pub struct LiveStream(Arc<Mutex<Option<mpsc::UnboundedReceiver<Bytes>>>>);
+
+/// Sends frames into a [`Reply::Live`] stream.
+#[derive(Debug, Clone)]
+pub struct LiveFeed(mpsc::UnboundedSender<Bytes>);
+
+impl LiveFeed {
+    /// Sends one frame (should end with a blank line); false once the reader is gone.
+    pub fn send(&self, frame: &str) -> bool {
+        self.0.send(Bytes::from(frame.to_owned())).is_ok()
+    }
+
+    /// Sends raw bytes.
+    pub fn send_bytes(&self, bytes: Bytes) -> bool {
+        self.0.send(bytes).is_ok()
+    }
+}
+
 impl Reply {
+    /// A live SSE stream and the feed that drives it.
+    pub fn live() -> (Reply, LiveFeed) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Reply::Live(LiveStream(Arc::new(Mutex::new(Some(rx))))), LiveFeed(tx))
+    }
+
     /// `status` with a JSON body.
     pub fn json(status: u16, body: serde_json::Value) -> Reply {
         Reply::Body {
@@ -89,7 +120,7 @@ impl Reply {
                 let updated = inner.as_ref().clone().with_header(name, value);
                 **inner = updated;
             }
-            Reply::Hangup => {}
+            Reply::Hangup | Reply::Live(_) | Reply::Silent => {}
         }
         self
     }
@@ -292,6 +323,16 @@ fn build(status: u16, headers: &[(String, String)], content_type: &str, body: Bo
 
 async fn respond(shared: Arc<Shared>, reply: Reply) -> Response {
     match reply {
+        Reply::Silent => std::future::pending().await,
+        Reply::Live(LiveStream(slot)) => {
+            let rx = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            let Some(rx) = rx else { return build(500, &[], "text/plain", Body::from("live stream used twice")) };
+            let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|b| (Ok::<Bytes, std::io::Error>(b), rx))
+            })
+            .boxed();
+            build(200, &[], "text/event-stream", Body::from_stream(stream))
+        }
         Reply::Delayed(wait, inner) => {
             tokio::time::sleep(wait).await;
             Box::pin(respond(shared, *inner)).await

@@ -111,6 +111,7 @@ impl ManagementService {
             provider: c.provider.clone(),
             category: AuthCategory::from_auth_kind(c.auth_kind),
             disable_cooling: false,
+            quota_families: quota_families(c),
         }));
         let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
@@ -130,4 +131,19 @@ impl ManagementService {
         self.reload().await?;
         Ok(settings)
     }
+}
+
+/// A connection's own quota families: `provider_specific.quotaFamilies` (model-id
+/// prefix → family), else, for a Claude subscription, one family for every `claude-`
+/// model (the usage window is the account's); `None` keeps the provider's built-ins.
+fn quota_families(c: &crate::store::ConnectionRecord) -> Option<Vec<(String, String)>> {
+    if let Some(map) = c.provider_specific.get("quotaFamilies").and_then(serde_json::Value::as_object) {
+        let mut rules: Vec<(String, String)> =
+            map.iter().filter_map(|(p, f)| f.as_str().map(|f| (p.clone(), f.to_owned()))).collect();
+        // The longest prefix wins when several match.
+        rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        return Some(rules);
+    }
+    (c.provider == "anthropic" && c.auth_kind == switchyard_types::AuthKind::Oauth)
+        .then(|| vec![("claude-".to_owned(), "claude-subscription".to_owned())])
 }

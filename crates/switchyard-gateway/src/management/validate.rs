@@ -151,12 +151,18 @@ pub fn check_provider_specific(issues: &mut Issues, value: &Value) {
             "oauthTokenUrl" => v.as_str().is_some_and(|u| {
                 reqwest::Url::parse(u).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
             }),
+            "quotaFamilies" => v.as_object().is_some_and(|m| {
+                m.iter().all(|(prefix, family)| {
+                    !prefix.is_empty() && family.as_str().is_some_and(|f| !f.trim().is_empty())
+                })
+            }),
             _ => true,
         };
         if !ok {
             let expected = match key.as_str() {
                 "organizationUUID" | "oauthClientId" => "a string",
                 "oauthTokenUrl" => "an absolute http:// or https:// URL",
+                "quotaFamilies" => "an object mapping model-id prefixes to family names, e.g. {\"glm-\": \"plan\"}",
                 _ => "true or false",
             };
             issues.add(format!("/providerSpecific/{key}"), format!("must be {expected}"));

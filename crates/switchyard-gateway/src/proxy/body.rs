@@ -12,12 +12,15 @@ use switchyard_types::ErrorCode;
 
 use crate::errors::GatewayError;
 
-/// Only the top-level field the gateway needs; everything else is skipped by serde
-/// (but still syntax-checked). Streaming is decided by the upstream's content type.
+/// Only the top-level fields the gateway needs; everything else is skipped by serde
+/// (but still syntax-checked). How a response is relayed is decided by the
+/// upstream's content type; `stream` only picks the readiness budget before it.
 #[derive(Deserialize)]
 struct Probe<'a> {
     #[serde(borrow, default)]
     model: Option<&'a RawValue>,
+    #[serde(default)]
+    stream: Option<bool>,
 }
 
 /// A validated client body.
@@ -26,6 +29,7 @@ pub struct ClientBody {
     bytes: Bytes,
     model: String,
     model_span: Range<usize>,
+    streaming: bool,
 }
 
 impl ClientBody {
@@ -52,7 +56,13 @@ impl ClientBody {
         // The raw value borrows from `bytes`, so its offset locates it in the body.
         let start = (raw_model.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
         let model_span = start..start + raw_model.get().len();
-        Ok(ClientBody { bytes, model, model_span })
+        let streaming = probe.stream.unwrap_or(false);
+        Ok(ClientBody { bytes, model, model_span, streaming })
+    }
+
+    /// Whether the client asked for a streamed answer (`"stream": true`).
+    pub fn streaming(&self) -> bool {
+        self.streaming
     }
 
     /// The model name the client sent.

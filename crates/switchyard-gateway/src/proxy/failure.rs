@@ -2,48 +2,27 @@
 //! error body and its message, and the client errors built from them (all attempts
 //! failed; every target excluded before dispatch).
 
-use std::time::Duration;
-
-use futures_util::StreamExt;
-use http::{HeaderMap, header};
 use switchyard_types::ErrorCode;
-use switchyard_types::resilience::ExcludedTargetView;
+use switchyard_types::resilience::{ErrorReason, ExcludedTargetView};
 
 use super::forward::ForwardRequest;
 use crate::errors::GatewayError;
 
-/// Largest part of a failed attempt's body read for the error summary.
-const ERROR_BODY_LIMIT: usize = 16 * 1024;
-/// How much of a 400 body is read to check it against the restatement registry.
-pub(super) const RESTATE_PEEK_LIMIT: usize = 64 * 1024;
-
-/// Reads from `stream` until `limit` bytes, its end, or `budget`; the rest stays in
-/// the stream for the caller to relay.
-pub(super) async fn read_prefix(
-    stream: &mut super::relay::UpstreamStream,
-    limit: usize,
-    budget: Duration,
-) -> bytes::Bytes {
-    let mut buf = bytes::BytesMut::new();
-    let read = async {
-        while buf.len() < limit {
-            match stream.next().await {
-                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
-                _ => break,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(budget, read).await;
-    buf.freeze()
-}
-
 /// One failed attempt, for the final error.
-pub(super) struct Failure {
-    pub(super) connection: String,
-    pub(super) model: String,
-    pub(super) outcome: String,
-    pub(super) status: Option<u16>,
-    pub(super) retry_after_secs: Option<u64>,
+pub struct Failure {
+    /// Connection id.
+    pub connection: String,
+    /// Upstream model.
+    pub model: String,
+    /// What happened, for the summary.
+    pub outcome: String,
+    /// The status the client would hear (after restatement).
+    pub status: Option<u16>,
+    /// The engine's reason.
+    pub reason: ErrorReason,
+    /// When to retry, from the verdict's hint (header seconds or date, body text,
+    /// restatement default, quota window).
+    pub retry_after_secs: Option<u64>,
 }
 
 /// `503 all_targets_cooling_down` / `404 no_executable_targets` with diagnostics.
@@ -81,31 +60,8 @@ pub(super) fn excluded_error(
         .with_diagnostics(diagnostics)
 }
 
-/// `Retry-After` in seconds, when given as a number (dates are handled by the
-/// resilience engine's hint parser).
-pub(super) fn retry_after_secs(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()
-}
-
-/// A failed attempt's body (its first part), as text for the classifier.
-pub(super) async fn read_error_body(response: reqwest::Response, budget: Duration) -> String {
-    let mut stream = response.bytes_stream();
-    let mut buf: Vec<u8> = Vec::new();
-    let read = async {
-        while let Some(Ok(chunk)) = stream.next().await {
-            buf.extend_from_slice(&chunk);
-            if buf.len() >= ERROR_BODY_LIMIT {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(budget, read).await;
-    buf.truncate(ERROR_BODY_LIMIT);
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
 /// The upstream's own error message, if its body says one, shortened.
-pub(super) fn error_detail(body: &str) -> Option<String> {
+pub fn error_detail(body: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(body).ok()?;
     let message = value
         .pointer("/error/message")
@@ -119,17 +75,6 @@ pub(super) fn error_detail(body: &str) -> Option<String> {
     Some(short)
 }
 
-pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 pub(super) fn all_failed(req: &ForwardRequest<'_>, failures: &[Failure]) -> GatewayError {
     let summary = failures
         .iter()
@@ -137,8 +82,15 @@ pub(super) fn all_failed(req: &ForwardRequest<'_>, failures: &[Failure]) -> Gate
         .collect::<Vec<_>>()
         .join("; ");
     let all_rate_limited = !failures.is_empty() && failures.iter().all(|f| f.status == Some(429));
-    let code =
-        if all_rate_limited { ErrorCode::AllAttemptsRateLimited } else { ErrorCode::AllAttemptsFailed };
+    // A model no target has is the client's answer only once every target said so.
+    let all_not_found = !failures.is_empty() && failures.iter().all(|f| f.reason == ErrorReason::NotFound);
+    let code = if all_rate_limited {
+        ErrorCode::AllAttemptsRateLimited
+    } else if all_not_found {
+        ErrorCode::ModelNotFound
+    } else {
+        ErrorCode::AllAttemptsFailed
+    };
     let retry =
         if all_rate_limited { failures.iter().filter_map(|f| f.retry_after_secs).min() } else { None };
     GatewayError::new(

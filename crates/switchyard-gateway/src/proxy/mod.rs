@@ -1,13 +1,23 @@
 //! The forwarding path: read the client body once, rewrite only its `model`, build
-//! upstream headers from scratch, try candidates in order with failover, and relay
-//! the chosen response chunk by chunk.
+//! upstream headers from scratch, try candidates in order with failover decided by
+//! the resilience engine's verdict, and relay the chosen response chunk by chunk.
+//!
+//! Map: [`forward`] (the candidate loop) → `attempt` (one attempt as stages:
+//! credentials → dispatch → judge → commit) → `relay` (the committed body, with the
+//! stall watchdog and the deadline) over `sse` (framing and progress); `guard` owns
+//! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
+//! builds the client's error when nothing could be relayed.
 
+mod attempt;
 mod body;
 mod claude_wall;
 mod failure;
 mod forward;
+mod guard;
 pub(crate) mod headers;
 mod relay;
+mod sse;
+mod upstream_error;
 
 pub use body::ClientBody;
 pub use forward::{ForwardRequest, forward};

@@ -1,215 +1,180 @@
 //! The response body relayed to the client, chunk by chunk as it arrives.
 //!
 //! For SSE, bytes are released up to the last complete frame (`\n\n` or
-//! `\r\n\r\n`); a partial frame waits for its end, which is exactly when a client
-//! could parse it anyway. That is what makes an upstream failure mid-stream
-//! recoverable in form: the partial frame is dropped and one complete `error` event
-//! of the client's format ends the stream. Non-SSE bodies are passed through as-is
-//! and an upstream failure aborts them, so the client sees a broken response, never
-//! a silently truncated one. Dropping the relay (client gone) drops the upstream
-//! response, which closes the upstream connection.
+//! `\r\n\r\n`, see [`super::sse`]); a partial frame waits for its end, which is
+//! exactly when a client could parse it anyway. That is what makes an upstream
+//! failure mid-stream recoverable in form: the partial frame is dropped and one
+//! complete `error` event of the client's format ends the stream. A frame that grows
+//! past 1 MiB without ending ends the stream the same way. Non-SSE bodies are passed
+//! through as-is and an upstream failure aborts them, so the client sees a broken
+//! response, never a silently truncated one. Dropping the relay (client gone) drops
+//! the upstream response, which closes the upstream connection.
 //!
-//! The stall watchdog (SPEC 4.7): an SSE stream that releases no progress (anything
-//! but heartbeats such as `ping` events and comments) within the stall budget is
-//! ended with an error event and recorded on the engine as a stall (which records
-//! the error on the connection and cools it only if `streamStallCooldown.enabled`).
-//! A stream the upstream breaks mid-way is recorded as a server-side transport
-//! failure (connection record, breaker count); a client that leaves records nothing.
-//! The engine attempt is settled when the stream ends, not when it starts.
+//! Watchdogs, on the gateway's one clock (SPEC 4.7): the stall watchdog ends an SSE
+//! stream that released no model progress (judged per event by
+//! [`super::sse::ProgressWatch`]; heartbeats never count, reasoning does) within the
+//! stall budget, and records a stall on the engine (the error is recorded on the
+//! connection; it cools only if `streamStallCooldown.enabled`). The hard per-attempt
+//! deadline ends any body that outlives it. A stream the upstream breaks mid-way is a
+//! server-side failure of the connection (cooldown, breaker count); a client that
+//! leaves records nothing. The engine attempt is settled exactly once, when the
+//! stream ends, not when it starts.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::Stream;
-use memchr::memmem;
-use switchyard_resilience::{Attempt, AttemptOutcome, Engine, TransportFailure};
+use switchyard_resilience::{AttemptOutcome, TransportFailure};
 use switchyard_types::ClientFormat;
-use tokio::time::Sleep;
 
+use super::guard::AttemptGuard;
+use super::sse::{ProgressWatch, SseFraming};
+use crate::clock::{GatewayClock, Wait};
 use crate::errors::stream_error_frame;
 use crate::request_log::AttemptLog;
 
 /// The upstream body stream.
 pub type UpstreamStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
 
-/// Holds back the unfinished tail of an SSE byte stream.
-#[derive(Debug, Default)]
-struct SseFraming {
-    tail: BytesMut,
-}
-
-/// End offset of the last complete SSE frame in `buf`, if any.
-fn last_frame_end(buf: &[u8]) -> Option<usize> {
-    let lf = memmem::rfind(buf, b"\n\n").map(|i| i + 2);
-    let crlf = memmem::rfind(buf, b"\r\n\r\n").map(|i| i + 4);
-    lf.max(crlf)
-}
-
-impl SseFraming {
-    /// Accepts a chunk; returns the bytes that complete frames (possibly empty).
-    fn push(&mut self, chunk: Bytes) -> Bytes {
-        if self.tail.is_empty() {
-            return match last_frame_end(&chunk) {
-                Some(end) if end == chunk.len() => chunk,
-                Some(end) => {
-                    self.tail.extend_from_slice(&chunk[end..]);
-                    chunk.slice(..end)
-                }
-                None => {
-                    self.tail.extend_from_slice(&chunk);
-                    Bytes::new()
-                }
-            };
-        }
-        let searched_from = self.tail.len().saturating_sub(3);
-        self.tail.extend_from_slice(&chunk);
-        match last_frame_end(&self.tail[searched_from..]) {
-            Some(rel) => self.tail.split_to(searched_from + rel).freeze(),
-            None => Bytes::new(),
-        }
-    }
-
-    /// What is left when the upstream ends cleanly.
-    fn take_tail(&mut self) -> Bytes {
-        self.tail.split().freeze()
-    }
-}
-
-/// Whether released SSE bytes carry progress: anything but heartbeats (Anthropic
-/// `ping` events, SSE comment lines). Reasoning frames count as progress.
-fn is_progress(bytes: &[u8]) -> bool {
-    bytes.split(|b| *b == b'\n').any(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        (line.starts_with(b"data:") && memmem::find(line, b"\"type\":\"ping\"").is_none())
-            || (line.starts_with(b"event:") && !line.ends_with(b"ping"))
-    })
-}
-
-/// The engine attempt a relay settles when its stream ends.
-pub struct Settle {
-    engine: Arc<Engine>,
-    attempt: Option<Attempt>,
-    /// Whether a clean end counts as a success (2xx/3xx).
-    healthy: bool,
-}
-
-impl Settle {
-    /// Settles `attempt` on `engine` when the stream ends.
-    pub fn new(engine: Arc<Engine>, attempt: Attempt, healthy: bool) -> Settle {
-        Settle { engine, attempt: Some(attempt), healthy }
-    }
-
-    fn success(&mut self) {
-        if let Some(a) = self.attempt.take()
-            && self.healthy
-        {
-            self.engine.record_success(a);
-        }
-    }
-
-    fn stall(&mut self) {
-        if let Some(a) = self.attempt.take() {
-            self.engine.record_failure(a, &AttemptOutcome::StreamStall);
-        }
-    }
-
-    /// The upstream broke the stream mid-way: a server-side failure for the
-    /// connection's record and the provider's breaker.
-    fn interrupted(&mut self) {
-        if let Some(a) = self.attempt.take() {
-            self.engine.record_failure(a, &AttemptOutcome::Transport(TransportFailure::BrokenMidStream));
-        }
-    }
+/// The no-progress budget of an SSE stream and its timer.
+struct StallWatch {
+    budget: Duration,
+    last_progress: Instant,
+    timer: Wait,
 }
 
 /// The client-facing body of a committed attempt.
 pub struct Relay {
     upstream: UpstreamStream,
     first: Option<Bytes>,
-    framing: Option<SseFraming>,
+    sse: Option<(SseFraming, ProgressWatch)>,
     format: ClientFormat,
     log: AttemptLog,
-    settle: Settle,
+    guard: AttemptGuard,
+    healthy: bool,
     status: u16,
     bytes: u64,
     /// The declared length of a plain body: once relayed, the attempt is complete
     /// (hyper stops polling a body at its declared length).
     expected: Option<u64>,
-    /// The stall budget of an SSE stream and its running timer.
-    stall: Option<(Duration, Pin<Box<Sleep>>)>,
+    clock: Arc<dyn GatewayClock>,
+    stall: Option<StallWatch>,
+    deadline: Wait,
     finished: bool,
 }
 
 /// What a relay is made of, besides the upstream stream.
 pub struct RelayParts {
-    /// The already-received first chunk.
+    /// Bytes already received and released (sent to the client first, as-is).
     pub first: Option<Bytes>,
-    /// Whether the body is SSE.
-    pub sse: bool,
+    /// For SSE: the framing state (with any held-back partial frame) and the watch.
+    pub sse: Option<(SseFraming, ProgressWatch)>,
     /// The client's format (for the error event).
     pub format: ClientFormat,
     /// The attempt's log row.
     pub log: AttemptLog,
     /// The engine attempt to settle.
-    pub settle: Settle,
+    pub guard: AttemptGuard,
     /// Upstream status.
     pub status: u16,
     /// Declared length of a plain body.
     pub expected: Option<u64>,
+    /// The gateway's clock.
+    pub clock: Arc<dyn GatewayClock>,
     /// No-progress budget for SSE streams.
     pub stall_budget: Duration,
+    /// The hard deadline of the attempt.
+    pub deadline: Instant,
 }
 
 impl Relay {
-    /// Relays `upstream`, starting with the already-received first chunk.
+    /// Relays `upstream`, starting with the already-received bytes.
     pub fn new(upstream: UpstreamStream, parts: RelayParts) -> Relay {
         let bytes = parts.first.as_ref().map_or(0, |b| b.len() as u64);
-        let stall = parts.sse.then(|| (parts.stall_budget, Box::pin(tokio::time::sleep(parts.stall_budget))));
-        Relay {
-            expected: if parts.sse { None } else { parts.expected },
+        let now = parts.clock.now_mono();
+        let stall = parts.sse.is_some().then(|| StallWatch {
+            budget: parts.stall_budget,
+            last_progress: now,
+            timer: parts.clock.sleep_until(now + parts.stall_budget),
+        });
+        let mut relay = Relay {
+            expected: if parts.sse.is_some() { None } else { parts.expected },
             upstream,
             first: parts.first,
-            framing: parts.sse.then(SseFraming::default),
+            sse: parts.sse,
             format: parts.format,
             log: parts.log,
-            settle: parts.settle,
+            guard: parts.guard,
+            healthy: parts.status < 400,
             status: parts.status,
             bytes,
+            deadline: parts.clock.sleep_until(parts.deadline),
+            clock: parts.clock,
             stall,
             finished: false,
-        }
+        };
+        relay.check_complete();
+        relay
     }
 
-    fn frame(&mut self, chunk: Bytes) -> Bytes {
-        let out = match self.framing.as_mut() {
-            Some(framing) => framing.push(chunk),
-            None => chunk,
-        };
-        if let Some((budget, timer)) = self.stall.as_mut()
-            && is_progress(&out)
+    /// Frames a chunk (SSE) and notes progress; returns the bytes to release.
+    fn frame(&mut self, chunk: Bytes) -> Result<Bytes, ()> {
+        let Some((framing, watch)) = self.sse.as_mut() else { return Ok(chunk) };
+        let out = framing.push(chunk).map_err(|_| ())?;
+        if watch.saw_progress(&out)
+            && let Some(stall) = self.stall.as_mut()
         {
-            timer.as_mut().reset(tokio::time::Instant::now() + *budget);
+            stall.last_progress = self.clock.now_mono();
         }
+        Ok(out)
+    }
+
+    /// A plain body whose declared length has been relayed is complete.
+    fn check_complete(&mut self) {
         if self.expected.is_some_and(|n| self.bytes >= n) && !self.finished {
             self.finished = true;
             self.log.finish(Some(self.status), self.bytes, None);
-            self.settle.success();
+            self.settle_success();
         }
-        out
     }
 
-    /// Ends the stream with an error event (SSE) or a body error (plain).
-    fn fail(&mut self, kind: &str, message: &str) -> Option<Result<Bytes, std::io::Error>> {
+    fn settle_success(&mut self) {
+        if self.healthy {
+            self.guard.succeed();
+        } else {
+            self.guard.release();
+        }
+    }
+
+    /// Ends the stream with an error event (SSE) or a body error (plain), recording
+    /// `outcome` on the engine.
+    fn fail(&mut self, kind: &str, message: &str, outcome: AttemptOutcome<'_>) -> Option<Result<Bytes, std::io::Error>> {
         self.finished = true;
+        self.guard.fail(&outcome);
         self.log.finish(Some(self.status), self.bytes, Some(kind.to_owned()));
-        Some(match self.framing {
+        Some(match self.sse {
             Some(_) => Ok(stream_error_frame(self.format, message)),
             None => Err(std::io::Error::other(message.to_owned())),
         })
+    }
+
+    /// Whether the stall budget has run out; re-arms the timer when progress came
+    /// since it was set.
+    fn stalled(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(stall) = self.stall.as_mut() else { return false };
+        loop {
+            if stall.timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            let due = stall.last_progress + stall.budget;
+            if self.clock.now_mono() >= due {
+                return true;
+            }
+            stall.timer = self.clock.sleep_until(due);
+        }
     }
 }
 
@@ -221,107 +186,66 @@ impl Stream for Relay {
         if this.finished {
             return Poll::Ready(None);
         }
-        if let Some(first) = this.first.take() {
-            let out = this.frame(first);
-            if !out.is_empty() {
-                return Poll::Ready(Some(Ok(out)));
-            }
+        if let Some(first) = this.first.take()
+            && !first.is_empty()
+        {
+            return Poll::Ready(Some(Ok(first)));
         }
         loop {
             match this.upstream.as_mut().poll_next(cx) {
                 Poll::Pending => {
-                    let stalled = this.stall.as_mut().is_some_and(|(_, t)| t.as_mut().poll(cx).is_ready());
-                    if !stalled {
+                    if this.deadline.as_mut().poll(cx).is_ready() {
+                        tracing::warn!(event = "stream.deadline", status = this.status);
+                        return Poll::Ready(this.fail(
+                            "attempt_deadline",
+                            "the upstream answer outlived the attempt deadline; retry the request",
+                            AttemptOutcome::StreamStall,
+                        ));
+                    }
+                    if !this.stalled(cx) {
                         return Poll::Pending;
                     }
                     tracing::warn!(event = "stream.stalled", status = this.status);
-                    this.settle.stall();
                     return Poll::Ready(this.fail(
                         "stream_stall",
                         "the upstream stopped producing output within the stall budget; retry the request",
+                        AttemptOutcome::StreamStall,
                     ));
                 }
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.bytes += chunk.len() as u64;
-                    let out = this.frame(chunk);
+                    let Ok(out) = this.frame(chunk) else {
+                        tracing::warn!(event = "stream.frame_too_large", status = this.status);
+                        return Poll::Ready(this.fail(
+                            "frame_too_large",
+                            "the upstream sent an event larger than 1 MiB; retry the request",
+                            AttemptOutcome::Transport(TransportFailure::BrokenMidStream),
+                        ));
+                    };
+                    this.check_complete();
                     if !out.is_empty() {
                         return Poll::Ready(Some(Ok(out)));
+                    }
+                    if this.finished {
+                        return Poll::Ready(None);
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     tracing::warn!(event = "stream.interrupted", error = %e);
-                    this.settle.interrupted();
                     return Poll::Ready(this.fail(
                         "stream_interrupted",
                         "the upstream stream was interrupted before it completed; retry the request",
+                        AttemptOutcome::Transport(TransportFailure::BrokenMidStream),
                     ));
                 }
                 Poll::Ready(None) => {
                     this.finished = true;
                     this.log.finish(Some(this.status), this.bytes, None);
-                    this.settle.success();
-                    let tail = this.framing.as_mut().map(SseFraming::take_tail).unwrap_or_default();
+                    this.settle_success();
+                    let tail = this.sse.as_mut().map(|(f, _)| f.take_tail()).unwrap_or_default();
                     return Poll::Ready((!tail.is_empty()).then_some(Ok(tail)));
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn push_all(chunks: &[&str]) -> Vec<String> {
-        let mut f = SseFraming::default();
-        chunks
-            .iter()
-            .map(|c| String::from_utf8_lossy(&f.push(Bytes::from((*c).to_owned()))).into_owned())
-            .collect()
-    }
-
-    #[test]
-    fn whole_frames_pass_unchanged() {
-        assert_eq!(
-            push_all(&["data: a\n\n", "data: b\n\ndata: c\n\n"]),
-            ["data: a\n\n", "data: b\n\ndata: c\n\n"]
-        );
-    }
-
-    #[test]
-    fn partial_frames_wait_for_their_end() {
-        assert_eq!(
-            push_all(&["data: a\n\ndata: b", "c\n", "\ndata: d"]),
-            ["data: a\n\n", "", "data: bc\n\n"]
-        );
-    }
-
-    #[test]
-    fn crlf_boundaries_count() {
-        assert_eq!(push_all(&["data: a\r\n", "\r\ndata: b"]), ["", "data: a\r\n\r\n"]);
-    }
-
-    #[test]
-    fn boundary_split_across_chunks() {
-        assert_eq!(push_all(&["data: a\n", "\n"]), ["", "data: a\n\n"]);
-    }
-}
-
-#[cfg(test)]
-mod progress_tests {
-    use super::is_progress;
-
-    #[test]
-    fn heartbeats_are_not_progress() {
-        assert!(!is_progress(b"event: ping\ndata: {\"type\":\"ping\"}\n\n"));
-        assert!(!is_progress(b": keep-alive\n\n"));
-        assert!(!is_progress(b""));
-    }
-
-    #[test]
-    fn model_output_and_reasoning_are_progress() {
-        assert!(is_progress(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n"));
-        assert!(is_progress(b"data: {\"choices\":[]}\n\n"));
-        assert!(is_progress(b"event: ping\ndata: {\"type\":\"ping\"}\n\nevent: message_stop\ndata: {}\n\n"));
     }
 }

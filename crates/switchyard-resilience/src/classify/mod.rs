@@ -8,6 +8,7 @@
 //! outcome gets a verdict (unknown statuses become `unknown`, acting on nothing).
 
 pub mod hints;
+pub mod quota;
 pub mod restate;
 pub mod rules;
 
@@ -28,9 +29,33 @@ pub enum RuleRef {
     Operator(usize),
 }
 
+/// What the gateway does with the upstream's answer. The engine is its one owner:
+/// the gateway never keeps a second list of statuses that fail over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// The answer describes the request itself (a malformed body, a field the
+    /// upstream rejects): relay it as-is; nothing is held against the connection.
+    Relay,
+    /// The answer belongs to the connection, the model or the upstream: try the
+    /// next candidate while nothing has reached the client.
+    FailOver,
+}
+
+impl Action {
+    /// The action a reason implies.
+    pub fn for_reason(reason: ErrorReason) -> Action {
+        match reason {
+            ErrorReason::BadRequest => Action::Relay,
+            _ => Action::FailOver,
+        }
+    }
+}
+
 /// The classifier's decision about one failed attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
+    /// Relay the answer or fail over.
+    pub action: Action,
     /// Why it failed.
     pub reason: ErrorReason,
     /// The status after restatement (`None` below HTTP).
@@ -65,6 +90,8 @@ pub struct ClassifyContext<'a> {
     pub operator: &'a OperatorRules,
     /// Now.
     pub now: UnixMillis,
+    /// The local zone's offset from UTC at `now` (for "daily quota → local midnight").
+    pub utc_offset_ms: i64,
 }
 
 /// The layer a reason acts on when no rule says otherwise.
@@ -106,6 +133,7 @@ pub fn classify(outcome: &AttemptOutcome<'_>, cx: &ClassifyContext<'_>) -> Verdi
                 TransportFailure::BrokenBeforeFirstByte | TransportFailure::BrokenMidStream => {
                     ErrorReason::ServerError
                 }
+                TransportFailure::TokenEndpoint => return simple(ErrorReason::Unreachable, None, false),
             };
             simple(reason, None, true)
         }
@@ -116,6 +144,7 @@ pub fn classify(outcome: &AttemptOutcome<'_>, cx: &ClassifyContext<'_>) -> Verdi
 
 fn simple(reason: ErrorReason, status: Option<u16>, counts: bool) -> Verdict {
     Verdict {
+        action: Action::for_reason(reason),
         reason,
         status,
         restated: None,
@@ -148,7 +177,9 @@ fn classify_http(
             RuleScope::Model => LockScope::Model,
             _ => lock_scope_for_status(Some(status)),
         };
+        let hint = hint.or_else(|| window_hint(rule.reason, status, &lower, cx));
         return Verdict {
+            action: Action::for_reason(rule.reason),
             reason: rule.reason,
             status: Some(status),
             restated,
@@ -164,7 +195,21 @@ fn classify_http(
     let reason = builtin_reason(status, &lower);
     let counts = BREAKER_STATUSES.contains(&status)
         && matches!(reason, ErrorReason::ServerError | ErrorReason::Timeout);
+    let hint = hint.or_else(|| window_hint(reason, status, &lower, cx));
     Verdict { restated, hint, ..simple(reason, Some(status), counts) }
+}
+
+/// Without an upstream hint, an exhausted quota waits for the window its wording
+/// names, and a retired model for a day (SPEC 4.2, reference facts §2.4).
+fn window_hint(reason: ErrorReason, status: u16, lower: &str, cx: &ClassifyContext<'_>) -> Option<RetryHint> {
+    let at = match reason {
+        ErrorReason::QuotaExhausted => quota::QuotaWindow::of(lower).resets_at(cx.now, cx.utc_offset_ms),
+        ErrorReason::NotFound if matches!(status, 404 | 410) && quota::is_retired(lower) => {
+            cx.now.plus_millis(quota::RETIRED_LOCK_MS)
+        }
+        _ => return None,
+    };
+    RetryHint::new(at, HintSource::QuotaWindow, cx.now)
 }
 
 #[cfg(test)]
@@ -183,7 +228,7 @@ mod tests {
         body: &str,
         ops: &OperatorRules,
     ) -> Verdict {
-        let cx = ClassifyContext { provider, restatements: restate::BUILTIN_RULES, operator: ops, now: NOW };
+        let cx = ClassifyContext { provider, restatements: restate::BUILTIN_RULES, operator: ops, now: NOW, utc_offset_ms: 0 };
         classify(&AttemptOutcome::Http { status, headers: &headers, body }, &cx)
     }
 
@@ -207,7 +252,7 @@ mod tests {
     #[test]
     fn transport_failures_count_but_stalls_and_local_do_not() {
         let ops = OperatorRules::default();
-        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: NOW };
+        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: NOW, utc_offset_ms: 0 };
         let v = classify(&AttemptOutcome::Transport(TransportFailure::Connect), &cx);
         assert_eq!((v.reason, v.counts_for_breaker), (ErrorReason::Unreachable, true));
         let v = classify(&AttemptOutcome::Transport(TransportFailure::Timeout), &cx);
@@ -276,7 +321,7 @@ mod tests {
         fn classification_is_total(status in 0u16..1000, body in "\\PC{0,200}", retry in "\\PC{0,20}") {
             let headers: &[(&str, &str)] = &[("retry-after", retry.as_str()), ("x-ratelimit-reset", retry.as_str())];
             let ops = OperatorRules::default();
-            let cx = ClassifyContext { provider: "p", restatements: restate::BUILTIN_RULES, operator: &ops, now: NOW };
+            let cx = ClassifyContext { provider: "p", restatements: restate::BUILTIN_RULES, operator: &ops, now: NOW, utc_offset_ms: 0 };
             let v = classify(&AttemptOutcome::Http { status, headers: &headers, body: &body }, &cx);
             if v.counts_for_breaker {
                 proptest::prop_assert!(v.status.is_some_and(|s| rules::BREAKER_STATUSES.contains(&s)));
@@ -291,7 +336,7 @@ mod tests {
         let v = verdict(429, "please retry in 2s");
         assert_eq!(v.hint.map(|h| (h.at, h.source)), Some((UnixMillis(1_002_000), HintSource::Body)));
         let cx_ops = OperatorRules::default();
-        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &cx_ops, now: NOW };
+        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &cx_ops, now: NOW, utc_offset_ms: 0 };
         let v = classify(&AttemptOutcome::Http { status: 429, headers: &NoHeaders, body: "" }, &cx);
         assert_eq!(v.hint, None);
     }

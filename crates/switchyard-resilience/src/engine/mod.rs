@@ -63,6 +63,8 @@ struct ConnectionEntry {
     health: ConnectionHealth,
     lockouts: LockoutTable,
     window: ConnectionWindow,
+    /// When this connection last counted a failure for its provider's breaker.
+    breaker_counted_at: Option<UnixMillis>,
 }
 
 type Map<T> = RwLock<HashMap<Box<str>, Arc<Mutex<T>>, hash::FnvBuild>>;
@@ -119,10 +121,12 @@ impl Inner {
                 provider: provider.to_owned(),
                 category,
                 disable_cooling: false,
+                quota_families: None,
             },
             health: ConnectionHealth::default(),
             lockouts: LockoutTable::default(),
             window: ConnectionWindow::default(),
+            breaker_counted_at: None,
         })
     }
 
@@ -268,10 +272,35 @@ impl Engine {
     /// Dispatch check for one target: re-checks every layer and, when the provider
     /// is HalfOpen, takes its single probe. `Err` names why the target is out.
     pub fn begin(&self, target: Target<'_>) -> Result<Attempt, Exclusion> {
+        self.begin_since(target, None)
+    }
+
+    /// [`Engine::begin`] for a request admitted at `request_started`: a breaker that
+    /// opened during this very request (its own failures, or its failed probe) does
+    /// not turn away the request's remaining candidates — the healthy sibling that
+    /// is next in line still gets its try; later requests see the breaker.
+    pub fn begin_since(
+        &self,
+        target: Target<'_>,
+        request_started: Option<UnixMillis>,
+    ) -> Result<Attempt, Exclusion> {
         let now = self.now();
         let policies = self.inner.policies.load();
         let provider = read(&self.inner.providers).get(target.provider).cloned();
-        let mut blocks = provider_blocks(provider.as_ref().map(|e| lock(e)).as_deref(), now, &policies);
+        let mut opened_during_request = false;
+        let mut blocks = match provider.as_ref().map(|e| lock(e)) {
+            Some(e) => {
+                opened_during_request = request_started.is_some_and(|since| {
+                    matches!(e.breaker.state, crate::breaker::BreakerState::Open { .. })
+                        && e.breaker.entered_at >= since
+                });
+                provider_blocks(Some(&e), now, &policies)
+            }
+            None => Blocks::default(),
+        };
+        if opened_during_request {
+            blocks.breaker = None;
+        }
         if let Some(entry) = read(&self.inner.connections).get(target.connection).cloned() {
             connection_blocks(&lock(&entry), target.provider, target.model, now, &policies, &mut blocks);
         }
@@ -279,7 +308,7 @@ impl Engine {
             return Err(x);
         }
         let mut probe = None;
-        if let Some(entry) = provider {
+        if let Some(entry) = provider.filter(|_| !opened_during_request) {
             let events = {
                 let mut e = lock(&entry);
                 let policy = policies.breaker(e.category);
@@ -346,8 +375,9 @@ fn connection_blocks(
     {
         blocks.connection = Some(blocks.connection.map_or(until, |u| u.max(until)));
     }
+    let _ = provider;
     if !e.lockouts.entries.is_empty() {
-        let family = policies.families.family_of(provider, model);
+        let family = e.config.family_of(&policies.families, model);
         blocks.lockout = e.lockouts.blocked_until(model, family, now).map(|(_, entry)| entry.until);
     }
 }

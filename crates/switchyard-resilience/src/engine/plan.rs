@@ -3,6 +3,10 @@
 //! - the breaker (and window gate) count the failure when the verdict says so;
 //! - the connection gets the effect of its reason (backoff, 1 s concurrency cool,
 //!   terminal, refusal streak, auth retries, stall per setting, or only the error);
+//!   server-side failures (5xx, 529, connect errors, timeouts, broken streams) back
+//!   off too (SPEC 4.2), so a dead connection leaves rotation even while a healthy
+//!   sibling keeps the provider breaker closed;
+//! - an answer the gateway relays (a request error) changes nothing;
 //! - a model lockout applies when lockouts are on and the status is listed (or an
 //!   operator rule declared `model` scope); for account-level reasons it then
 //!   replaces the connection cooldown, since one failing model is not one failing
@@ -11,7 +15,7 @@
 
 use switchyard_types::resilience::{ErrorReason, LockScope, RuleScope};
 
-use crate::classify::Verdict;
+use crate::classify::{Action, Verdict};
 use crate::cooldown::{CooldownEffect, TerminalKind};
 use crate::lockout::LockoutPolicy;
 
@@ -41,6 +45,10 @@ pub fn effect_for(reason: ErrorReason, stall_cooldown: bool) -> Option<CooldownE
         ErrorReason::RateLimit
         | ErrorReason::QuotaExhausted
         | ErrorReason::Forbidden
+        | ErrorReason::ServerError
+        | ErrorReason::Timeout
+        | ErrorReason::Unreachable
+        | ErrorReason::ModelCapacity
         | ErrorReason::Unknown => CooldownEffect::Backoff,
         ErrorReason::ConcurrencyLimited => CooldownEffect::Concurrency,
         ErrorReason::AuthError => CooldownEffect::AuthFailure,
@@ -48,12 +56,7 @@ pub fn effect_for(reason: ErrorReason, stall_cooldown: bool) -> Option<CooldownE
         ErrorReason::CreditsExhausted => CooldownEffect::Terminal(TerminalKind::CreditsExhausted),
         ErrorReason::Banned => CooldownEffect::Terminal(TerminalKind::Banned),
         ErrorReason::StreamStall => CooldownEffect::for_stall(stall_cooldown),
-        ErrorReason::NotFound
-        | ErrorReason::ServerError
-        | ErrorReason::Timeout
-        | ErrorReason::Unreachable
-        | ErrorReason::ModelCapacity
-        | ErrorReason::BadRequest => CooldownEffect::RecordOnly,
+        ErrorReason::NotFound | ErrorReason::BadRequest => CooldownEffect::RecordOnly,
         ErrorReason::Local => return None,
     })
 }
@@ -74,6 +77,9 @@ fn lockable(reason: ErrorReason) -> bool {
 
 /// Decides what each layer does with a verdict.
 pub fn plan(v: &Verdict, lockout: &LockoutPolicy, stall_cooldown: bool) -> Plan {
+    if v.action == Action::Relay && !v.explicit_scope {
+        return Plan { breaker: None, cooldown: None, lockout: None };
+    }
     let breaker = v.counts_for_breaker.then_some(v.reason);
     let effect = effect_for(v.reason, stall_cooldown);
     if v.explicit_scope {
@@ -127,6 +133,7 @@ mod tests {
             restatements: restate::BUILTIN_RULES,
             operator: ops,
             now: UnixMillis(0),
+            utc_offset_ms: 0,
         };
         classify(&AttemptOutcome::Http { status, headers: &headers, body }, &cx)
     }
@@ -148,7 +155,7 @@ mod tests {
             (
                 503,
                 "",
-                Plan { breaker: Some(ErrorReason::ServerError), cooldown: Some(RecordOnly), lockout: None },
+                Plan { breaker: Some(ErrorReason::ServerError), cooldown: Some(Backoff), lockout: None },
             ),
             (401, "", Plan { breaker: None, cooldown: Some(AuthFailure), lockout: None }),
             (
@@ -166,8 +173,8 @@ mod tests {
                 },
             ),
             (404, "", Plan { breaker: None, cooldown: Some(RecordOnly), lockout: None }),
-            (529, "", Plan { breaker: None, cooldown: Some(RecordOnly), lockout: None }),
-            (400, "bad field", Plan { breaker: None, cooldown: Some(RecordOnly), lockout: None }),
+            (529, "", Plan { breaker: None, cooldown: Some(Backoff), lockout: None }),
+            (400, "bad field", Plan { breaker: None, cooldown: None, lockout: None }),
         ];
         for (status, body, expected) in cases {
             assert_eq!(plan_for(status, body, false), expected, "{status} {body}");
@@ -215,7 +222,8 @@ mod tests {
     #[test]
     fn stalls_and_local_failures() {
         let ops = OperatorRules::default();
-        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: UnixMillis(0) };
+        let cx =
+            ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: UnixMillis(0), utc_offset_ms: 0 };
         let stall = classify(&AttemptOutcome::StreamStall, &cx);
         assert_eq!(plan(&stall, &lockouts(true), false).cooldown, Some(CooldownEffect::RecordOnly));
         assert_eq!(plan(&stall, &lockouts(true), true).cooldown, Some(CooldownEffect::Backoff));
@@ -225,6 +233,9 @@ mod tests {
             Plan { breaker: None, cooldown: None, lockout: None }
         );
         let connect = classify(&AttemptOutcome::Transport(TransportFailure::Connect), &cx);
-        assert_eq!(plan(&connect, &lockouts(true), false).breaker, Some(ErrorReason::Unreachable));
+        let p = plan(&connect, &lockouts(true), false);
+        assert_eq!((p.breaker, p.cooldown), (Some(ErrorReason::Unreachable), Some(CooldownEffect::Backoff)));
+        let timeout = classify(&AttemptOutcome::Transport(TransportFailure::Timeout), &cx);
+        assert_eq!(plan(&timeout, &lockouts(false), false).cooldown, Some(CooldownEffect::Backoff));
     }
 }

@@ -36,6 +36,25 @@ impl QuotaFamilies {
             .find(|r| r.provider == provider && model.starts_with(r.prefix.as_str()))
             .map_or(model, |r| r.family.as_str())
     }
+
+    /// The built-in families (reference facts §4.3): models that share one quota on
+    /// one account. Codex subscriptions share one quota across every `gpt-5*` model;
+    /// a GLM coding plan across its `glm-*` models; a Claude subscription's usage
+    /// window across its `claude-*` models. API-key accounts of Anthropic and OpenAI
+    /// have per-model limits and no family. A connection may replace these with its
+    /// own list (`provider_specific.quotaFamilies`).
+    pub fn builtin() -> QuotaFamilies {
+        let rule = |provider: &str, prefix: &str, family: &str| FamilyRule {
+            provider: provider.to_owned(),
+            prefix: prefix.to_owned(),
+            family: family.to_owned(),
+        };
+        QuotaFamilies(vec![
+            rule("codex", "gpt-5", "codex"),
+            rule("glm", "glm-", "glm-plan"),
+            rule("zai", "glm-", "glm-plan"),
+        ])
+    }
 }
 
 /// Everything the engine decides with.
@@ -108,7 +127,7 @@ impl Policies {
 
 impl Default for Policies {
     fn default() -> Self {
-        Policies::from_settings(&ResilienceSettings::default(), QuotaFamilies::default())
+        Policies::from_settings(&ResilienceSettings::default(), QuotaFamilies::builtin())
     }
 }
 

@@ -1,5 +1,10 @@
 //! The record step: classify the outcome (no locks), plan, then one transition per
-//! lock hold — the provider's, then the connection's — and emit the events.
+//! lock hold — the connection's, then the provider's — and emit the events.
+//!
+//! The breaker hears one failure per connection per [`BREAKER_DEDUP_MS`] (reference
+//! facts §1.7): a dead connection retried by many requests, or one bad request fanning
+//! out, counts once, so the breaker opens only when the provider fails across its
+//! connections. A failure that holds the HalfOpen probe always reaches the breaker.
 
 use super::{Attempt, Engine, EngineEvent, Inner, breaker_events, lock, plan, read};
 use crate::breaker::{BreakerObservation, transition as breaker_transition};
@@ -7,6 +12,9 @@ use crate::classify::{ClassifyContext, Verdict, classify};
 use crate::cooldown::{CooldownFailure, CooldownObservation, LastError, transition as cooldown_transition};
 use crate::lockout::{LockFailure, LockoutChange};
 use crate::outcome::{AttemptOutcome, AuthCategory};
+
+/// A connection's counted breaker failures are de-duplicated within this window.
+pub const BREAKER_DEDUP_MS: i64 = 5_000;
 
 /// What recording a failure decided and changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,10 +42,13 @@ impl Inner {
 }
 
 impl Engine {
-    /// Records a failed attempt: classifies it, then updates the provider breaker
-    /// (and window gate), the connection cooldown and the model lockouts as the plan
-    /// says. A HalfOpen probe that failed for an account-level reason is released.
-    pub fn record_failure(&self, mut attempt: Attempt, outcome: &AttemptOutcome<'_>) -> Recorded {
+    /// Judges an upstream answer that was not a success (any status from 400 up, or
+    /// a typed transport failure) and applies the verdict: the one place that decides
+    /// whether the gateway relays it or fails over, and what it does to the provider
+    /// breaker (and window gate), the connection cooldown and the model lockouts. A
+    /// HalfOpen probe that failed for an account-level reason is released; a relayed
+    /// answer changes nothing.
+    pub fn judge(&self, mut attempt: Attempt, outcome: &AttemptOutcome<'_>) -> Recorded {
         attempt.done = true;
         let now = self.now();
         let inner = &self.inner;
@@ -48,37 +59,24 @@ impl Engine {
             restatements: policies.restatements,
             operator: &policies.operator,
             now,
+            utc_offset_ms: inner.clock.utc_offset_ms(now),
         };
         let verdict = classify(outcome, &cx);
-        let plan = plan(&verdict, policies.lockout(category), policies.cooldown(category).stall_cooldown);
+        let mut plan = plan(&verdict, policies.lockout(category), policies.cooldown(category).stall_cooldown);
         let mut events = Vec::new();
-
-        let provider_obs = match (plan.breaker, attempt.probe) {
-            (Some(kind), probe) => Some(BreakerObservation::Failure { kind, probe }),
-            (None, Some(probe)) => Some(BreakerObservation::ReleaseProbe { probe }),
-            (None, None) => None,
-        };
-        if let Some(obs) = provider_obs {
-            let entry = inner.provider(&attempt.provider, category);
-            let mut guard = lock(&entry);
-            let e = &mut *guard;
-            let (rec, ts) = breaker_transition(&e.breaker, obs, now, policies.breaker(e.category));
-            e.breaker = rec;
-            events.extend(breaker_events(&attempt.provider, &ts, &rec));
-            if plan.breaker.is_some()
-                && let Some(until) = e.window.record_failure(now, policies.window(e.category))
-            {
-                events.push(EngineEvent::ProviderGate {
-                    provider: attempt.provider.clone(),
-                    cooling_until: until,
-                });
-            }
-        }
 
         if plan.cooldown.is_some() || plan.lockout.is_some() || plan.breaker.is_some() {
             let entry = inner.connection(&attempt.connection, &attempt.provider, category);
             let mut guard = lock(&entry);
             let e = &mut *guard;
+            if plan.breaker.is_some() && attempt.probe.is_none() {
+                let recent = e.breaker_counted_at.is_some_and(|at| now.0.saturating_sub(at.0) < BREAKER_DEDUP_MS);
+                if recent {
+                    plan.breaker = None;
+                } else {
+                    e.breaker_counted_at = Some(now);
+                }
+            }
             let mut policy = *policies.cooldown(e.config.category);
             policy.disable_cooling = e.config.disable_cooling;
             if let Some(effect) = plan.cooldown {
@@ -99,7 +97,7 @@ impl Engine {
                 e.window.record_failure(now, policies.window(e.config.category));
             }
             if let Some(lp) = plan.lockout {
-                let family = policies.families.family_of(&attempt.provider, &attempt.model);
+                let family = e.config.family_of(&policies.families, &attempt.model);
                 let failure = LockFailure {
                     scope: lp.scope,
                     model: &attempt.model,
@@ -111,6 +109,28 @@ impl Engine {
                 };
                 let change = e.lockouts.record_failure(&failure, now, policies.lockout(e.config.category));
                 events.push(lockout_event(&attempt, change));
+            }
+        }
+
+        let provider_obs = match (plan.breaker, attempt.probe) {
+            (Some(kind), probe) => Some(BreakerObservation::Failure { kind, probe }),
+            (None, Some(probe)) => Some(BreakerObservation::ReleaseProbe { probe }),
+            (None, None) => None,
+        };
+        if let Some(obs) = provider_obs {
+            let entry = inner.provider(&attempt.provider, category);
+            let mut guard = lock(&entry);
+            let e = &mut *guard;
+            let (rec, ts) = breaker_transition(&e.breaker, obs, now, policies.breaker(e.category));
+            e.breaker = rec;
+            events.extend(breaker_events(&attempt.provider, &ts, &rec));
+            if plan.breaker.is_some()
+                && let Some(until) = e.window.record_failure(now, policies.window(e.category))
+            {
+                events.push(EngineEvent::ProviderGate {
+                    provider: attempt.provider.clone(),
+                    cooling_until: until,
+                });
             }
         }
         inner.emit(&events);
@@ -139,7 +159,8 @@ impl Engine {
             events.extend(breaker_events(&attempt.provider, &ts, &rec));
         }
         if let Some(entry) = read(&inner.connections).get(attempt.connection.as_str()).cloned() {
-            let mut e = lock(&entry);
+            let mut guard = lock(&entry);
+            let e = &mut *guard;
             let policy = policies.cooldown(e.config.category);
             let obs = CooldownObservation::Success { dispatched_at: attempt.dispatched_at };
             let (health, change) = cooldown_transition(&e.health, &obs, now, policy);
@@ -149,7 +170,7 @@ impl Engine {
             }
             e.window.record_success();
             if !e.lockouts.entries.is_empty() {
-                let family = policies.families.family_of(&attempt.provider, &attempt.model);
+                let family = e.config.family_of(&policies.families, &attempt.model);
                 for change in e.lockouts.decay(&attempt.model, family) {
                     events.push(lockout_event(&attempt, change));
                 }

@@ -33,6 +33,7 @@ fn rig() -> Rig {
         provider: provider.to_owned(),
         category,
         disable_cooling: false,
+        quota_families: None,
     };
     engine.sync_connections([
         conn("claude-1", "anthropic", AuthCategory::Oauth),
@@ -60,7 +61,34 @@ fn http<'a>(status: u16, headers: &'a &'a [(&'a str, &'a str)], body: &'a str) -
 
 fn fail(r: &Rig, target: Target<'_>, status: u16, headers: &[(&str, &str)], body: &str) -> Recorded {
     let attempt = r.engine.begin(target).unwrap_or_else(|e| panic!("{target:?} excluded: {e:?}"));
-    r.engine.record_failure(attempt, &http(status, &headers, body))
+    r.engine.judge(attempt, &http(status, &headers, body))
+}
+
+/// `n` connections of `provider` (besides the rig's own) each failing once with
+/// `status`: a provider-wide outage, as the breaker should see it (one count per
+/// connection; a single dead connection is a cooldown, not an outage).
+fn outage(r: &Rig, provider: &str, category: AuthCategory, n: usize, status: u16) {
+    let mut configs = vec![
+        conn_config("claude-1", "anthropic", AuthCategory::Oauth),
+        conn_config("claude-2", "anthropic", AuthCategory::Oauth),
+        conn_config("glm-key", "glm", AuthCategory::ApiKey),
+    ];
+    let ids: Vec<String> = (0..n).map(|i| format!("{provider}-outage-{i}")).collect();
+    configs.extend(ids.iter().map(|id| conn_config(id, provider, category)));
+    r.engine.sync_connections(configs);
+    for id in &ids {
+        fail(r, t(provider, id, "m"), status, &[], "");
+    }
+}
+
+fn conn_config(id: &str, provider: &str, category: AuthCategory) -> ConnectionConfig {
+    ConnectionConfig {
+        id: id.to_owned(),
+        provider: provider.to_owned(),
+        category,
+        disable_cooling: false,
+        quota_families: None,
+    }
 }
 
 fn succeed(r: &Rig, target: Target<'_>) -> Vec<EngineEvent> {
@@ -86,10 +114,7 @@ fn a_429_with_retry_after_7_skips_the_connection_for_7_seconds_while_its_sibling
 #[test]
 fn eight_503s_open_an_oauth_breaker_and_traffic_moves_to_the_other_provider() {
     let r = rig();
-    for i in 0..8 {
-        let target = combo()[i % 2];
-        fail(&r, target, 503, &[], "upstream unavailable");
-    }
+    outage(&r, "anthropic", AuthCategory::Oauth, 8, 503);
     let s = r.engine.filter(&combo());
     assert_eq!(s.eligible, vec![2]);
     assert!(s.excluded.iter().all(|e| e.reason == ExclusionReason::CircuitOpen));
@@ -102,8 +127,10 @@ fn eight_503s_open_an_oauth_breaker_and_traffic_moves_to_the_other_provider() {
     let names: Vec<&str> =
         r.events.lock().unwrap_or_else(|p| p.into_inner()).iter().map(EngineEvent::name).collect();
     assert!(names.contains(&"breaker.degraded") && names.contains(&"breaker.opened"), "{names:?}");
-    // The connections were not cooled: 5xx belong to the provider.
-    assert!(r.engine.cooldowns(Some("anthropic")).iter().all(|c| c.status == ConnectionStatus::Active));
+    // Each failing connection also cools (server_error), so once the breaker lets
+    // traffic through again the dead ones stay out of rotation.
+    let cooling = r.engine.cooldowns(Some("anthropic"));
+    assert_eq!(cooling.iter().filter(|c| c.status == ConnectionStatus::Unavailable).count(), 8);
 
     // After the reset timeout exactly one probe goes through; its success closes.
     r.clock.advance_ms(60_000);
@@ -119,9 +146,7 @@ fn eight_503s_open_an_oauth_breaker_and_traffic_moves_to_the_other_provider() {
 #[test]
 fn a_dropped_probe_frees_the_slot() {
     let r = rig();
-    for _ in 0..8 {
-        fail(&r, combo()[0], 500, &[], "");
-    }
+    outage(&r, "anthropic", AuthCategory::Oauth, 8, 500);
     r.clock.advance_ms(60_000);
     let probe = r.engine.begin(combo()[0]).unwrap_or_else(|e| panic!("{e:?}"));
     drop(probe);
@@ -131,9 +156,7 @@ fn a_dropped_probe_frees_the_slot() {
 #[test]
 fn a_probe_failing_for_an_account_reason_releases_the_probe() {
     let r = rig();
-    for _ in 0..8 {
-        fail(&r, combo()[0], 502, &[], "");
-    }
+    outage(&r, "anthropic", AuthCategory::Oauth, 8, 502);
     r.clock.advance_ms(60_000);
     let rec = fail(&r, combo()[0], 429, &[], "");
     assert_eq!(rec.verdict.reason, ErrorReason::RateLimit);
@@ -162,7 +185,7 @@ fn concurrent_failures_of_one_connection_raise_the_level_once() {
     r.clock.advance_ms(50);
     let headers: &[(&str, &str)] = &[];
     for a in attempts {
-        r.engine.record_failure(a, &http(429, &headers, ""));
+        r.engine.judge(a, &http(429, &headers, ""));
     }
     let view = &r.engine.cooldowns(Some("glm"))[0];
     assert_eq!((view.backoff_level, view.remaining_ms), (1, 3_000));
@@ -283,7 +306,7 @@ fn model_lockouts_lock_the_family_list_decay_and_clear() {
 fn stream_stalls_record_without_cooling_unless_enabled() {
     let r = rig();
     let a = r.engine.begin(combo()[2]).unwrap_or_else(|e| panic!("{e:?}"));
-    r.engine.record_failure(a, &AttemptOutcome::StreamStall);
+    r.engine.judge(a, &AttemptOutcome::StreamStall);
     let view = &r.engine.cooldowns(Some("glm"))[0];
     assert_eq!(
         (view.status, view.last_error_kind),
@@ -293,17 +316,14 @@ fn stream_stalls_record_without_cooling_unless_enabled() {
     s.stream_stall_cooldown.enabled = true;
     r.engine.apply_settings(&s);
     let a = r.engine.begin(combo()[2]).unwrap_or_else(|e| panic!("{e:?}"));
-    r.engine.record_failure(a, &AttemptOutcome::StreamStall);
+    r.engine.judge(a, &AttemptOutcome::StreamStall);
     assert_eq!(r.engine.cooldowns(Some("glm"))[0].status, ConnectionStatus::Unavailable);
 }
 
 #[test]
 fn breaker_state_survives_a_snapshot_and_restore() {
     let r = rig();
-    for _ in 0..12 {
-        let a = r.engine.begin(combo()[2]).unwrap_or_else(|e| panic!("{e:?}"));
-        r.engine.record_failure(a, &AttemptOutcome::Transport(TransportFailure::Timeout));
-    }
+    outage(&r, "glm", AuthCategory::ApiKey, 12, 504);
     fail(&r, combo()[0], 401, &[], "invalid token");
     let snap = r.engine.snapshot();
     let json = serde_json::to_string(&snap).unwrap_or_else(|e| panic!("{e}"));
@@ -314,6 +334,7 @@ fn breaker_state_survives_a_snapshot_and_restore() {
         provider: "glm".into(),
         category: AuthCategory::ApiKey,
         disable_cooling: false,
+        quota_families: None,
     }]);
     fresh.restore(&back).unwrap_or_else(|e| panic!("{e}"));
     let glm = fresh.breakers().into_iter().find(|b| b.provider == "glm");
@@ -326,9 +347,7 @@ fn breaker_state_survives_a_snapshot_and_restore() {
 #[test]
 fn reset_breakers_closes_them() {
     let r = rig();
-    for _ in 0..12 {
-        fail(&r, combo()[2], 504, &[], "");
-    }
+    outage(&r, "glm", AuthCategory::ApiKey, 12, 504);
     assert_eq!(r.engine.reset_breakers(Some("glm")).reset_count, 1);
     assert_eq!(r.engine.filter(&combo()).eligible, vec![0, 1, 2]);
     assert_eq!(r.engine.reset_breakers(None).reset_count, 2);
@@ -352,6 +371,7 @@ fn sync_forgets_connections_and_providers_no_longer_listed() {
         provider: "anthropic".into(),
         category: AuthCategory::Oauth,
         disable_cooling: false,
+        quota_families: None,
     }]);
     assert_eq!(r.engine.cooldowns(None).len(), 1);
     assert_eq!(
@@ -368,8 +388,102 @@ fn disable_cooling_keeps_a_connection_routable() {
         provider: "anthropic".into(),
         category: AuthCategory::Oauth,
         disable_cooling: true,
+        quota_families: None,
     }]);
     fail(&r, combo()[0], 429, &[("retry-after", "60")], "");
     assert_eq!(r.engine.filter(&combo()[..1]).eligible, vec![0]);
     assert_eq!(r.engine.cooldowns(None)[0].last_error_kind, Some(ErrorReason::RateLimit));
+}
+
+#[test]
+fn a_dead_connection_cools_and_counts_once_for_the_breaker_while_its_sibling_serves() {
+    let r = rig();
+    let dead = t("glm", "glm-key", "glm-5");
+    let rec = fail(&r, dead, 503, &[], "upstream unavailable");
+    assert_eq!(rec.verdict.action, crate::classify::Action::FailOver);
+    let view = &r.engine.cooldowns(Some("glm"))[0];
+    assert_eq!((view.status, view.remaining_ms, view.backoff_level), (ConnectionStatus::Unavailable, 3_000, 1));
+    // Retried as soon as its cooldown ends, it fails again: the backoff doubles, and
+    // within the de-duplication window the breaker does not hear it twice.
+    r.clock.advance_ms(3_000);
+    fail(&r, dead, 503, &[], "");
+    assert_eq!(r.engine.cooldowns(Some("glm"))[0].remaining_ms, 6_000);
+    let glm = r.engine.breakers().into_iter().find(|b| b.provider == "glm");
+    assert_eq!(glm.map(|b| b.failure_count), Some(1));
+    r.clock.advance_ms(6_000);
+    let rec = r.engine.judge(
+        r.engine.begin(dead).unwrap_or_else(|e| panic!("{e:?}")),
+        &AttemptOutcome::Transport(TransportFailure::Connect),
+    );
+    assert_eq!(rec.verdict.reason, ErrorReason::Unreachable);
+    let glm = r.engine.breakers().into_iter().find(|b| b.provider == "glm");
+    assert_eq!(glm.map(|b| b.failure_count), Some(2), "outside the window it counts again");
+    assert_eq!(r.engine.cooldowns(Some("glm"))[0].backoff_level, 3);
+}
+
+#[test]
+fn a_request_error_is_relayed_and_changes_nothing() {
+    let r = rig();
+    let rec = fail(&r, combo()[2], 400, &[], "{\"error\":{\"message\":\"messages: field required\"}}");
+    assert_eq!(rec.verdict.action, crate::classify::Action::Relay);
+    assert!(rec.events.is_empty());
+    assert_eq!(r.engine.filter(&combo()).eligible, vec![0, 1, 2]);
+    let rec = fail(&r, combo()[2], 422, &[], "unprocessable");
+    assert_eq!(rec.verdict.action, crate::classify::Action::Relay);
+}
+
+#[test]
+fn a_404_fails_over_and_with_lockouts_on_locks_only_that_model() {
+    let r = rig();
+    let rec = fail(&r, combo()[2], 404, &[], "model not found");
+    assert_eq!((rec.verdict.action, rec.verdict.reason), (crate::classify::Action::FailOver, ErrorReason::NotFound));
+    assert_eq!(r.engine.filter(&combo()).eligible, vec![0, 1, 2], "lockouts off: only recorded");
+    let mut s = ResilienceSettings::default();
+    s.model_lockout.enabled = true;
+    r.engine.apply_settings(&s);
+    fail(&r, combo()[2], 404, &[], "model not found");
+    assert_eq!(r.engine.filter(&combo()).eligible, vec![0, 1]);
+    assert_eq!(r.engine.filter(&[t("glm", "glm-key", "glm-4.6")]).eligible, vec![0]);
+}
+
+#[test]
+fn quota_texts_without_a_reset_wait_for_their_window() {
+    let r = rig();
+    let rec = fail(&r, combo()[2], 429, &[], "{\"error\":{\"message\":\"usage limit reached\"}}");
+    assert_eq!(rec.verdict.reason, ErrorReason::QuotaExhausted);
+    assert_eq!(r.engine.cooldowns(Some("glm"))[0].remaining_ms, 3_600_000);
+    let rec = fail(&r, combo()[0], 429, &[], "{\"error\":{\"type\":\"insufficient_quota\"}}");
+    assert_eq!(rec.verdict.reason, ErrorReason::QuotaExhausted);
+    let claude = r.engine.cooldowns(Some("anthropic"));
+    assert_eq!(claude.iter().find(|c| c.connection == "claude-1").map(|c| c.remaining_ms), Some(3_600_000));
+    fail(&r, combo()[1], 429, &[], "weekly limit reached");
+    let claude = r.engine.cooldowns(Some("anthropic"));
+    assert_eq!(claude.iter().find(|c| c.connection == "claude-2").map(|c| c.remaining_ms), Some(86_400_000));
+}
+
+#[test]
+fn a_quota_429_locks_the_connections_family() {
+    let r = rig();
+    let mut s = ResilienceSettings::default();
+    s.model_lockout.enabled = true;
+    r.engine.apply_settings(&s);
+    let mut glm = conn_config("glm-key", "glm", AuthCategory::ApiKey);
+    glm.quota_families = Some(vec![("glm-".to_owned(), "plan".to_owned())]);
+    r.engine.sync_connections([conn_config("claude-1", "anthropic", AuthCategory::Oauth), glm]);
+    fail(&r, t("glm", "glm-key", "glm-5"), 429, &[], "quota exceeded");
+    let family = [t("glm", "glm-key", "glm-5"), t("glm", "glm-key", "glm-4.6"), t("glm", "glm-key", "other")];
+    assert_eq!(r.engine.filter(&family).eligible, vec![2]);
+}
+
+#[test]
+fn a_breaker_opened_by_this_request_does_not_turn_away_its_next_candidate() {
+    let r = rig();
+    let started = r.engine.now();
+    outage(&r, "anthropic", AuthCategory::Oauth, 8, 503);
+    assert!(r.engine.begin(combo()[1]).is_err(), "later requests see the open breaker");
+    let a = r.engine.begin_since(combo()[1], Some(started)).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(!a.is_probe());
+    r.engine.record_success(a);
+    r.clock.advance_ms(1);
+    assert!(r.engine.begin_since(combo()[1], Some(r.engine.now())).is_err());
 }

@@ -31,6 +31,9 @@ pub enum HintSource {
     Body,
     /// A restatement rule's default.
     Rule,
+    /// The reference duration of the quota window a body names (daily, weekly,
+    /// session, subscription; a retired model): as binding as a header.
+    QuotaWindow,
 }
 
 /// When the upstream says to retry.

@@ -1,0 +1,150 @@
+//! Stage 4: a successful answer. Until a byte reaches the client a broken upstream
+//! can still be replaced by the next candidate without the client noticing, so the
+//! attempt waits — within the readiness budget, on the gateway's clock — for the
+//! first body byte of a plain answer, or for the first model event of a stream
+//! (heartbeats and comments are held back with it, not counted). Silence, an empty
+//! stream, a break or an oversized frame before then fail over; after it, the answer
+//! is committed and relayed with the stall watchdog and the hard deadline.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+
+use super::{AttemptCx, AttemptResult};
+use crate::errors::{ErrorFormat, GatewayError};
+use crate::proxy::relay::{Relay, RelayParts, UpstreamStream};
+use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming};
+use crate::proxy::upstream_error::UpstreamError;
+
+/// What arrived before the commit.
+struct Ready {
+    first: Option<Bytes>,
+    sse: Option<(SseFraming, ProgressWatch)>,
+}
+
+/// Waits for readiness, then commits to relaying `response`.
+pub(super) async fn relay(cx: AttemptCx<'_, '_>, response: reqwest::Response) -> AttemptResult {
+    let status = response.status().as_u16();
+    let sse = is_event_stream(response.headers());
+    let client_headers = client_headers(&cx, response.headers(), sse);
+    let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
+    let ready = tokio::select! {
+        ready = until_ready(&mut stream, sse) => ready,
+        () = cx.state.clock.sleep_until(cx.budgets.ready_by) => Err(UpstreamError::Timeout {
+            waiting_for: if sse { "model event" } else { "body byte" },
+            budget_ms: cx.budgets.ready_ms,
+        }),
+    };
+    let ready = match ready {
+        Ok(r) => r,
+        Err(e) => return cx.failed(&e),
+    };
+    let expected = client_headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let stall_ms = cx.state.resilience.settings().stream_recovery.stall_budget_ms;
+    let format = cx.req.format;
+    let parts = RelayParts {
+        first: ready.first,
+        sse: ready.sse,
+        format,
+        log: cx.log,
+        guard: cx.guard,
+        status,
+        expected,
+        clock: cx.state.clock.clone(),
+        stall_budget: Duration::from_millis(u64::from(stall_ms)),
+        deadline: cx.budgets.deadline,
+    };
+    let relay = Relay::new(stream, parts);
+    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
+    if let Some(h) = builder.headers_mut() {
+        *h = client_headers;
+    }
+    match builder.body(Body::from_stream(relay)) {
+        Ok(response) => AttemptResult::Committed(response),
+        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(format))),
+    }
+}
+
+/// Reads until the first body byte (plain) or first model event (SSE).
+async fn until_ready(stream: &mut UpstreamStream, sse: bool) -> Result<Ready, UpstreamError> {
+    if !sse {
+        return match stream.next().await {
+            Some(Ok(chunk)) => Ok(Ready { first: Some(chunk), sse: None }),
+            None => Ok(Ready { first: None, sse: None }),
+            Some(Err(e)) => Err(UpstreamError::from_reqwest(&e, false)),
+        };
+    }
+    let mut framing = SseFraming::default();
+    let mut watch = ProgressWatch::default();
+    let mut held = BytesMut::new();
+    loop {
+        match stream.next().await {
+            Some(Ok(chunk)) => {
+                let released = framing.push(chunk).map_err(|_| {
+                    UpstreamError::BrokenBeforeFirstByte("the stream sent an event larger than 1 MiB".into())
+                })?;
+                let progress = watch.saw_progress(&released);
+                held.extend_from_slice(&released);
+                if progress {
+                    return Ok(Ready { first: Some(held.freeze()), sse: Some((framing, watch)) });
+                }
+                if held.len() > MAX_FRAME_BYTES {
+                    return Err(UpstreamError::BrokenBeforeFirstByte(
+                        "the stream sent over 1 MiB of heartbeats before its first event".into(),
+                    ));
+                }
+            }
+            Some(Err(e)) => return Err(UpstreamError::from_reqwest(&e, false)),
+            None => {
+                return Err(UpstreamError::BrokenBeforeFirstByte("the stream ended before its first event".into()));
+            }
+        }
+    }
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
+/// The upstream's response headers worth relaying (all but hop-by-hop headers and
+/// cookies; `content-length` is dropped for SSE, where an error event may be
+/// appended), plus the gateway's request id and the connection that answered.
+pub(super) fn client_headers(cx: &AttemptCx<'_, '_>, upstream: &HeaderMap, sse: bool) -> HeaderMap {
+    const DROP: [&str; 9] = [
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "set-cookie",
+    ];
+    let mut out = HeaderMap::with_capacity(upstream.len() + 2);
+    for (name, value) in upstream {
+        let dropped = DROP.contains(&name.as_str()) || (sse && name == header::CONTENT_LENGTH);
+        if !dropped {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    insert_header(&mut out, "x-switchyard-request-id", &cx.req.request_id);
+    insert_header(&mut out, "x-switchyard-connection", &cx.candidate.connection.id);
+    out
+}
+
+fn insert_header(headers: &mut HeaderMap, name: &'static str, value: &str) {
+    if let Ok(v) = HeaderValue::try_from(value) {
+        headers.insert(name, v);
+    }
+}

@@ -1,0 +1,65 @@
+//! Stage 2: send the request and wait for the answer's headers, within the
+//! readiness budget (streamed requests) or the attempt deadline (plain ones), on the
+//! gateway's clock. An OAuth 401 refreshes the token once and resends; the Claude
+//! usage-wall hook sees every answer of a Claude OAuth attempt and may resend on the
+//! same connection (now, or after a wait that stays inside the budget).
+
+use std::sync::Arc;
+
+use http::StatusCode;
+use switchyard_resilience::claude_wall::WaitWindow;
+
+use super::AttemptCx;
+use super::credentials::refresh_error;
+use crate::proxy::claude_wall::{WallAction, WallHook};
+use crate::proxy::headers::upstream_headers;
+use crate::proxy::upstream_error::UpstreamError;
+use crate::routing::Connection;
+
+/// Sends until there is an answer to judge.
+pub(super) async fn send(
+    cx: &AttemptCx<'_, '_>,
+    mut sender: Arc<Connection>,
+    wait: &mut WaitWindow,
+) -> Result<reqwest::Response, UpstreamError> {
+    let (state, req, candidate) = (cx.state, cx.req, cx.candidate);
+    let conn = &candidate.connection;
+    let deadline = tokio::time::Instant::from_std(cx.budgets.ready_by);
+    let mut refreshed_after_401 = false;
+    let wall_hook = WallHook::for_connection(conn);
+    loop {
+        let Some(url) = sender.url(req.endpoint, req.query) else {
+            return Err(UpstreamError::Local(format!("base URL '{}' is not a valid URL", conn.base_url)));
+        };
+        let mut headers = upstream_headers(req.headers, &sender);
+        let sent_slow =
+            wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
+        let request = state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
+        let response = tokio::select! {
+            sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
+            () = state.clock.sleep_until(cx.budgets.ready_by) => {
+                return Err(UpstreamError::Timeout { waiting_for: "answer", budget_ms: cx.budgets.ready_ms });
+            }
+        };
+        if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {
+            refreshed_after_401 = true;
+            drop(response);
+            sender = state
+                .refresher
+                .refresh(&sender, &state.routing, &state.management)
+                .await
+                .map_err(refresh_error)?;
+            continue;
+        }
+        let Some(hook) = &wall_hook else { return Ok(response) };
+        match hook.after_response(state, &sender, &response, sent_slow, wait, deadline).await {
+            WallAction::Proceed => return Ok(response),
+            WallAction::Retry(delay) => {
+                drop(response);
+                if !delay.is_zero() {
+                    state.sleeper.sleep(delay).await;
+                }
+            }
+        }
+    }
+}

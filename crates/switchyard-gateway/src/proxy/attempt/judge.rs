@@ -1,0 +1,103 @@
+//! Stage 3: an answer from 400 up. Its first part (bounded in size and time) is read
+//! and the engine judges status, headers and text — restatement, operator rules,
+//! built-in markers, status table — for every status, 400/404/422 included. The
+//! gateway obeys: relay the answer as-is (what was read, then the rest), or fail
+//! over. The engine has already applied the verdict's cooldown, lockout and breaker
+//! count.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use http::StatusCode;
+use switchyard_resilience::AttemptOutcome;
+use switchyard_resilience::classify::Action;
+
+use super::{AttemptCx, AttemptResult};
+use crate::errors::{ErrorFormat, GatewayError};
+use crate::proxy::failure::{Failure, error_detail};
+use crate::proxy::relay::UpstreamStream;
+
+/// How much of an error answer is read for the verdict.
+pub const ERROR_PEEK_LIMIT: usize = 64 * 1024;
+
+/// Judges an error answer and obeys the verdict.
+pub(super) async fn error_answer(mut cx: AttemptCx<'_, '_>, response: reqwest::Response) -> AttemptResult {
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
+    let budget = cx.state.options.error_body_timeout;
+    let prefix = read_prefix(&cx, &mut stream, budget).await;
+    let text = String::from_utf8_lossy(&prefix);
+    let Some(recorded) = cx.guard.fail(&AttemptOutcome::Http { status, headers: &headers, body: &text }) else {
+        let e = GatewayError::internal("attempt judged twice");
+        return AttemptResult::Committed(e.render(ErrorFormat::Client(cx.req.format)));
+    };
+    let verdict = recorded.verdict;
+    if verdict.action == Action::Relay {
+        cx.log.finish(Some(status), prefix.len() as u64, None);
+        return relay_as_is(&cx, status, &headers, prefix, stream);
+    }
+    let shown = verdict.status.unwrap_or(status);
+    let detail = error_detail(&text);
+    let outcome = match (verdict.restated, detail) {
+        (Some(_), Some(d)) => format!("HTTP {status} (restated as {shown}): {d}"),
+        (Some(_), None) => format!("HTTP {status} (restated as {shown})"),
+        (None, Some(d)) => format!("HTTP {status}: {d}"),
+        (None, None) => format!("HTTP {status}"),
+    };
+    cx.log.finish(Some(status), 0, Some(format!("http_{shown}")));
+    tracing::info!(event = "attempt.failed", status, reason = ?verdict.reason, rule = ?verdict.rule);
+    let now = cx.state.clock.now_wall();
+    AttemptResult::Failed(Failure {
+        connection: cx.candidate.connection.id.clone(),
+        model: cx.candidate.model.clone(),
+        outcome,
+        status: Some(shown),
+        reason: verdict.reason,
+        retry_after_secs: verdict.hint.map(|h| h.remaining_ms(now).div_ceil(1_000)),
+    })
+}
+
+/// Reads up to [`ERROR_PEEK_LIMIT`] bytes, the end, or `budget` of the gateway's
+/// clock; the rest stays in the stream.
+async fn read_prefix(cx: &AttemptCx<'_, '_>, stream: &mut UpstreamStream, budget: Duration) -> Bytes {
+    let mut buf = BytesMut::new();
+    let read = async {
+        while buf.len() < ERROR_PEEK_LIMIT {
+            match stream.next().await {
+                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+    };
+    tokio::select! {
+        () = read => {}
+        () = cx.state.clock.sleep(budget) => {}
+    }
+    buf.freeze()
+}
+
+/// Relays a request-shaped error (its already-read prefix, then the rest) as-is.
+fn relay_as_is(
+    cx: &AttemptCx<'_, '_>,
+    status: u16,
+    headers: &http::HeaderMap,
+    prefix: Bytes,
+    rest: UpstreamStream,
+) -> AttemptResult {
+    let client_headers = super::commit::client_headers(cx, headers, false);
+    let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
+        .chain(rest)
+        .map(|r| r.map_err(std::io::Error::other));
+    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST));
+    if let Some(h) = builder.headers_mut() {
+        *h = client_headers;
+    }
+    match builder.body(Body::from_stream(body)) {
+        Ok(response) => AttemptResult::Committed(response),
+        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(cx.req.format))),
+    }
+}

@@ -1,0 +1,150 @@
+//! One attempt on one candidate, as named stages, each in its own module:
+//! [`credentials`] (a usable token) → [`dispatch`] (send within the budget; the
+//! OAuth 401 retry and the Claude usage-wall hook) → [`judge`] (an answer from 400 up
+//! goes to the engine, which says relay or fail over) → [`commit`] (wait for the
+//! first byte or first model event within the readiness budget, then relay).
+//!
+//! The attempt's [`AttemptGuard`] travels through the stages and is settled exactly
+//! once: by the judge, by a failure before commit, or by the relay when the body ends.
+//! Budgets come from the settings and run on the gateway's one clock.
+
+mod commit;
+mod credentials;
+mod dispatch;
+mod judge;
+
+use std::time::{Duration, Instant};
+
+use axum::response::Response;
+use switchyard_resilience::claude_wall::WaitWindow;
+use switchyard_types::resilience::ErrorReason;
+use tracing::Instrument;
+
+use super::failure::Failure;
+use super::forward::ForwardRequest;
+use super::guard::AttemptGuard;
+use super::upstream_error::UpstreamError;
+use crate::request_log::AttemptLog;
+use crate::routing::Candidate;
+use crate::state::GatewayState;
+use crate::store::AttemptLogRow;
+
+/// What one attempt produced.
+pub enum AttemptResult {
+    /// Relay this response (its body settles the attempt when it ends).
+    Committed(Response),
+    /// Try the next candidate.
+    Failed(Failure),
+}
+
+/// The attempt's time budgets, as instants of the gateway's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    /// The first byte (plain) or first model event (SSE) must arrive by then.
+    pub ready_by: Instant,
+    /// Nothing of the attempt outlives this.
+    pub deadline: Instant,
+    /// The readiness budget, for messages.
+    pub ready_ms: u64,
+}
+
+impl Budgets {
+    /// Budgets from the effective settings: a streamed request must show a model
+    /// event within `readinessBudgetMs`; a plain one may take until the deadline.
+    fn new(state: &GatewayState, streaming: bool) -> Budgets {
+        let settings = state.resilience.settings();
+        let started = state.clock.now_mono();
+        let deadline_ms = u64::from(settings.stream_recovery.attempt_deadline_ms);
+        let ready_ms =
+            if streaming { u64::from(settings.stream_recovery.readiness_budget_ms).min(deadline_ms) } else { deadline_ms };
+        Budgets {
+            ready_by: started + Duration::from_millis(ready_ms),
+            deadline: started + Duration::from_millis(deadline_ms),
+            ready_ms,
+        }
+    }
+}
+
+/// Everything the stages share.
+pub(super) struct AttemptCx<'a, 'r> {
+    pub state: &'a GatewayState,
+    pub req: &'a ForwardRequest<'r>,
+    pub candidate: &'a Candidate,
+    pub log: AttemptLog,
+    pub guard: AttemptGuard,
+    pub budgets: Budgets,
+}
+
+impl AttemptCx<'_, '_> {
+    /// Fails the attempt with a typed error: the engine judges it (a local failure
+    /// changes nothing), the log row closes, the failure joins the summary.
+    fn failed(mut self, err: &UpstreamError) -> AttemptResult {
+        let recorded = self.guard.fail(&err.outcome());
+        self.log.finish(self.log.status(), 0, Some(err.kind().to_owned()));
+        let reason = recorded.as_ref().map(|r| r.verdict.reason).unwrap_or(ErrorReason::Local);
+        tracing::info!(event = "attempt.failed", outcome = %err.message(), reason = ?reason);
+        let now = self.state.clock.now_wall();
+        AttemptResult::Failed(Failure {
+            connection: self.candidate.connection.id.clone(),
+            model: self.candidate.model.clone(),
+            outcome: err.message(),
+            status: None,
+            reason,
+            retry_after_secs: recorded.and_then(|r| r.verdict.hint).map(|h| h.remaining_ms(now).div_ceil(1_000)),
+        })
+    }
+}
+
+/// Runs one attempt in its own tracing span.
+pub async fn run(
+    state: &GatewayState,
+    req: &ForwardRequest<'_>,
+    candidate: &Candidate,
+    guard: AttemptGuard,
+    wait: &mut WaitWindow,
+) -> AttemptResult {
+    let conn = &candidate.connection;
+    let span = tracing::info_span!(
+        "attempt",
+        request_id = %req.request_id,
+        connection = %conn.id,
+        provider = %conn.provider,
+        model = %candidate.model,
+    );
+    let log = AttemptLog::start(
+        &state.log,
+        AttemptLogRow {
+            at: state.clock.now_wall(),
+            request_id: req.request_id.clone(),
+            api_key_id: req.api_key_id.clone(),
+            route: req.route,
+            provider: conn.provider.clone(),
+            connection_id: conn.id.clone(),
+            model: candidate.model.clone(),
+            status: None,
+            latency_ms: 0,
+            bytes: 0,
+            error_kind: None,
+        },
+    );
+    let budgets = Budgets::new(state, req.body.streaming());
+    let cx = AttemptCx { state, req, candidate, log, guard, budgets };
+    stages(cx, wait).instrument(span).await
+}
+
+async fn stages(mut cx: AttemptCx<'_, '_>, wait: &mut WaitWindow) -> AttemptResult {
+    let sender = match credentials::usable(&cx).await {
+        Ok(sender) => sender,
+        Err(e) => return cx.failed(&e),
+    };
+    let response = match dispatch::send(&cx, sender, wait).await {
+        Ok(r) => r,
+        Err(e) => return cx.failed(&e),
+    };
+    let status = response.status().as_u16();
+    cx.log.set_status(status);
+    if status >= 400 {
+        return judge::error_answer(cx, response).await;
+    }
+    commit::relay(cx, response).await
+}

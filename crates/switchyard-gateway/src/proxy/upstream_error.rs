@@ -1,0 +1,160 @@
+//! Typed failures of an attempt below HTTP (DESIGN §4): where they come from
+//! (the upstream, the token endpoint, or the gateway itself), which engine outcome
+//! they are, and what the log and the client are told. Conversions never log.
+//!
+//! Local failures — the gateway out of file descriptors or memory, a base URL that
+//! is not a URL, the client gone — are the gateway's own: they are answered and
+//! logged, and never cool a connection or count for a breaker.
+
+use switchyard_resilience::{AttemptOutcome, TransportFailure};
+
+/// Why an attempt failed before an HTTP answer could be judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamError {
+    /// The upstream could not be reached (refused, DNS, TLS).
+    Connect(String),
+    /// No answer (or no first model event) within the budget.
+    Timeout {
+        /// What did not arrive.
+        waiting_for: &'static str,
+        /// The budget, in ms.
+        budget_ms: u64,
+    },
+    /// The answer broke before its first byte reached the client.
+    BrokenBeforeFirstByte(String),
+    /// The OAuth token endpoint could not be reached to refresh an expired token.
+    TokenEndpoint(String),
+    /// The token endpoint rejected the refresh (an auth failure of the account).
+    TokenRejected(String),
+    /// The gateway's own failure.
+    Local(String),
+}
+
+/// OS errors that mean the gateway itself ran out of something.
+const LOCAL_OS_ERRORS: [i32; 5] = [
+    23,  // ENFILE: the system's open-file table is full
+    24,  // EMFILE: this process is out of file descriptors
+    12,  // ENOMEM
+    105, // ENOBUFS
+    99,  // EADDRNOTAVAIL: out of local ports
+];
+
+impl UpstreamError {
+    /// Classifies a failed send or body read of the upstream HTTP client.
+    pub fn from_reqwest(e: &reqwest::Error, before_headers: bool) -> UpstreamError {
+        if let Some(os) = os_error(e)
+            && LOCAL_OS_ERRORS.contains(&os)
+        {
+            return UpstreamError::Local(format!("the gateway is out of resources: {}", chain(e)));
+        }
+        if e.is_builder() || e.is_request() && e.url().is_none() {
+            return UpstreamError::Local(format!("the request could not be built: {}", chain(e)));
+        }
+        if e.is_connect() {
+            return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
+        }
+        if e.is_timeout() {
+            return UpstreamError::Timeout { waiting_for: "an answer", budget_ms: 0 };
+        }
+        let what = if before_headers { "before its headers" } else { "before its first byte" };
+        UpstreamError::BrokenBeforeFirstByte(format!("the upstream closed the connection {what}: {}", chain(e)))
+    }
+
+    /// The engine's view of it.
+    pub fn outcome(&self) -> AttemptOutcome<'static> {
+        match self {
+            UpstreamError::Connect(_) => AttemptOutcome::Transport(TransportFailure::Connect),
+            UpstreamError::Timeout { .. } => AttemptOutcome::Transport(TransportFailure::Timeout),
+            UpstreamError::BrokenBeforeFirstByte(_) => {
+                AttemptOutcome::Transport(TransportFailure::BrokenBeforeFirstByte)
+            }
+            UpstreamError::TokenEndpoint(_) => AttemptOutcome::Transport(TransportFailure::TokenEndpoint),
+            UpstreamError::TokenRejected(message) => AttemptOutcome::Http {
+                status: 401,
+                headers: &switchyard_resilience::outcome::NoHeaders,
+                body: token_rejected_body(message),
+            },
+            UpstreamError::Local(_) => AttemptOutcome::Local,
+        }
+    }
+
+    /// The request log's `error_kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            UpstreamError::Connect(_) => "connect",
+            UpstreamError::Timeout { .. } => "timeout",
+            UpstreamError::BrokenBeforeFirstByte(_) => "stream_interrupted",
+            UpstreamError::TokenEndpoint(_) => "oauth_unreachable",
+            UpstreamError::TokenRejected(_) => "oauth_refresh",
+            UpstreamError::Local(_) => "local",
+        }
+    }
+
+    /// What the client's error summary says about this attempt.
+    pub fn message(&self) -> String {
+        match self {
+            UpstreamError::Timeout { waiting_for, budget_ms } if *budget_ms > 0 => {
+                format!("no {waiting_for} within {budget_ms} ms")
+            }
+            UpstreamError::Timeout { waiting_for, .. } => format!("timed out waiting for {waiting_for}"),
+            UpstreamError::Connect(m)
+            | UpstreamError::BrokenBeforeFirstByte(m)
+            | UpstreamError::TokenEndpoint(m)
+            | UpstreamError::TokenRejected(m)
+            | UpstreamError::Local(m) => m.clone(),
+        }
+    }
+}
+
+/// The engine reads a rejected refresh as a 401 whose text says so. The body is a
+/// fixed string (the engine keeps only the first 100 characters as `lastError`).
+fn token_rejected_body(_message: &str) -> &'static str {
+    "token refresh rejected by the token endpoint"
+}
+
+fn os_error(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && let Some(code) = io.raw_os_error()
+        {
+            return Some(code);
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// An error and its causes on one line.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_failures_are_never_held_against_the_upstream() {
+        assert!(matches!(UpstreamError::Local("x".into()).outcome(), AttemptOutcome::Local));
+        assert!(matches!(
+            UpstreamError::TokenEndpoint("x".into()).outcome(),
+            AttemptOutcome::Transport(TransportFailure::TokenEndpoint)
+        ));
+        assert!(matches!(UpstreamError::TokenRejected("x".into()).outcome(), AttemptOutcome::Http { status: 401, .. }));
+    }
+
+    #[test]
+    fn out_of_file_descriptors_is_local() {
+        let io = std::io::Error::from_raw_os_error(24);
+        assert_eq!(os_error(&io), Some(24));
+        assert!(LOCAL_OS_ERRORS.contains(&24));
+    }
+}
