@@ -81,7 +81,7 @@ impl TestGateway {
             .json(body)
             .send()
             .await
-            .unwrap_or_else(|e| panic!("POST {path} failed: {e}"))
+            .unwrap_or_else(|e| panic!("POST {path} failed: {e:?}"))
     }
 
     /// POSTs `body` on a task of its own, so the test can move the clock while the

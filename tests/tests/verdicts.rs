@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use switchyard_gateway::clock::ManualClock;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
-use switchyard_tests::{TestGateway, client_key_toml, json as body_json, text};
+use switchyard_tests::{TestGateway, client_key_toml, text};
 use switchyard_types::UnixMillis;
 
 const NOW: i64 = 1_900_000_000_000;
@@ -220,7 +220,7 @@ async fn an_operator_rule_on_a_400_with_a_text_marker_cools_and_fails_over() {
     assert_eq!(b.calls(), 0);
     patch_settings(
         &gw,
-        json!({"providerErrorRules": [{"provider": "anthropic", "status": 400, "text": "plan limit", "scope": "connection", "cooldownMs": 90000}]}),
+        json!({"providerErrorRules": [{"provider": "anthropic", "status": 400, "match": "plan limit", "scope": "connection", "cooldownMs": 90000}]}),
     )
     .await;
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await;
@@ -270,10 +270,11 @@ async fn spaced_ping_frames_are_not_progress_and_the_stream_stalls_within_its_bu
     let (reply, feed) = Reply::live();
     let a = FakeUpstream::start(reply).await;
     let (gw, clock) = start(&two_keys(&a.url(), &a.url())).await;
+    // The gateway commits (sends headers) at the first model event.
+    assert!(feed.send(START));
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", true)).await;
     assert_eq!(response.status(), 200);
     let mut body = response.bytes_stream();
-    assert!(feed.send(START));
     assert!(next_chunk(&mut body).await.is_some_and(|c| c.contains("message_start")));
     for _ in 0..5 {
         clock.advance_ms(20_000);
@@ -293,9 +294,9 @@ async fn thinking_deltas_keep_a_stream_alive() {
     let (reply, feed) = Reply::live();
     let a = FakeUpstream::start(reply).await;
     let (gw, clock) = start(&two_keys(&a.url(), &a.url())).await;
+    assert!(feed.send(START));
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", true)).await;
     let mut body = response.bytes_stream();
-    assert!(feed.send(START));
     assert!(next_chunk(&mut body).await.is_some());
     for _ in 0..4 {
         clock.advance_ms(100_000);

@@ -183,13 +183,15 @@ impl Stream for Relay {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        if this.finished {
-            return Poll::Ready(None);
-        }
+        // The bytes received before the commit go out first, even when they already
+        // completed a plain body of declared length.
         if let Some(first) = this.first.take()
             && !first.is_empty()
         {
             return Poll::Ready(Some(Ok(first)));
+        }
+        if this.finished {
+            return Poll::Ready(None);
         }
         loop {
             match this.upstream.as_mut().poll_next(cx) {
