@@ -89,7 +89,9 @@ impl TestGateway {
     pub fn post_in_background(&self, path: &str, body: &Value) -> tokio::task::JoinHandle<reqwest::Response> {
         let request = self.http.post(self.url(path)).bearer_auth(CLIENT_KEY).json(body);
         let path = path.to_owned();
-        tokio::spawn(async move { request.send().await.unwrap_or_else(|e| panic!("POST {path} failed: {e}")) })
+        tokio::spawn(
+            async move { request.send().await.unwrap_or_else(|e| panic!("POST {path} failed: {e}")) },
+        )
     }
 
     /// A management request builder with the token set.

@@ -61,6 +61,8 @@ async fn the_summary_counts_attempts_and_lists_recent_failures() {
     up.push(Reply::json(500, wire::anthropic_error("api_error", "boom")));
     let gw = TestGateway::start(&one_key(&up.url())).await;
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 502);
+    // The 500 cooled the only connection (server_error); clear it rather than wait.
+    gw.clear_cooldowns().await;
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
     gw.wait_for_log_rows(2).await;
     let summary = gw.mgmt_json("/api/monitoring/summary").await;

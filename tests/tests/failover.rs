@@ -145,7 +145,9 @@ async fn when_every_attempt_fails_one_error_names_each_outcome() {
     assert!(message.contains("claude-a (claude-sonnet-4-6): HTTP 503: upstream A overloaded"), "{message}");
     assert!(message.contains("claude-b (claude-sonnet-4-6): HTTP 500"), "{message}");
 
-    // All rate limited: 429 with the smallest upstream hint.
+    // All rate limited: 429 with the smallest upstream hint. (Both connections are
+    // cooling from their 5xx: clear that rather than wait.)
+    gw.clear_cooldowns().await;
     a.set_default(Reply::json(429, json!({})).with_header("retry-after", "7"));
     b.set_default(Reply::json(429, json!({})).with_header("retry-after", "3"));
     let response = gw.post("/v1/messages", &request(false)).await;

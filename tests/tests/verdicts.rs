@@ -93,13 +93,21 @@ async fn a_503_cools_the_connection_and_the_next_requests_go_to_b() {
     let entry = gw.cooldown_of("key-a").await;
     assert_eq!(entry["status"], "unavailable", "{entry}");
     assert_eq!(entry["lastErrorKind"], "server_error", "{entry}");
-    assert_eq!((entry["remainingMs"].as_u64(), entry["backoffLevel"].as_u64()), (Some(3_000), Some(1)), "{entry}");
+    assert_eq!(
+        (entry["remainingMs"].as_u64(), entry["backoffLevel"].as_u64()),
+        (Some(3_000), Some(1)),
+        "{entry}"
+    );
     // Back in rotation once the cooldown ends; still dead, so the backoff doubles.
     clock.advance_ms(3_000);
     assert_eq!(gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await.status(), 200);
     assert_eq!(a.calls(), 2);
     let entry = gw.cooldown_of("key-a").await;
-    assert_eq!((entry["remainingMs"].as_u64(), entry["backoffLevel"].as_u64()), (Some(6_000), Some(2)), "{entry}");
+    assert_eq!(
+        (entry["remainingMs"].as_u64(), entry["backoffLevel"].as_u64()),
+        (Some(6_000), Some(2)),
+        "{entry}"
+    );
 }
 
 #[tokio::test]
@@ -108,7 +116,11 @@ async fn a_refused_port_cools_the_connection() {
     let (gw, _clock) = start(&two_keys(&refused_url().await, &b.url())).await;
     assert_eq!(gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await.status(), 200);
     let entry = gw.cooldown_of("key-a").await;
-    assert_eq!((entry["status"].as_str(), entry["lastErrorKind"].as_str()), (Some("unavailable"), Some("unreachable")), "{entry}");
+    assert_eq!(
+        (entry["status"].as_str(), entry["lastErrorKind"].as_str()),
+        (Some("unavailable"), Some("unreachable")),
+        "{entry}"
+    );
     assert_eq!(entry["remainingMs"].as_u64(), Some(3_000), "{entry}");
     served_by_b_only(&gw, || 0, 3).await;
     assert_eq!(b.calls(), 4);
@@ -131,12 +143,17 @@ async fn silence_before_the_first_byte_fails_over_within_the_readiness_budget_an
     let body = text(response).await;
     assert!(body.contains("from b") && !body.contains("error"), "{body}");
     let entry = gw.cooldown_of("key-a").await;
-    assert_eq!((entry["status"].as_str(), entry["lastErrorKind"].as_str()), (Some("unavailable"), Some("timeout")), "{entry}");
+    assert_eq!(
+        (entry["status"].as_str(), entry["lastErrorKind"].as_str()),
+        (Some("unavailable"), Some("timeout")),
+        "{entry}"
+    );
 }
 
 #[tokio::test]
 async fn a_404_fails_over_locks_that_model_on_that_connection_and_spares_the_others() {
-    let a = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-haiku-4-5", "from a"))).await;
+    let a =
+        FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-haiku-4-5", "from a"))).await;
     a.push(Reply::json(404, wire::anthropic_error("not_found_error", "model: claude-opus-4-1")));
     let b = FakeUpstream::start(ok_b()).await;
     let (gw, _clock) = start(&two_keys(&a.url(), &b.url())).await;
@@ -158,8 +175,10 @@ async fn a_404_fails_over_locks_that_model_on_that_connection_and_spares_the_oth
 
 #[tokio::test]
 async fn a_404_everywhere_reaches_the_client_as_model_not_found() {
-    let a = FakeUpstream::start(Reply::json(404, wire::anthropic_error("not_found_error", "no such model"))).await;
-    let b = FakeUpstream::start(Reply::json(404, wire::anthropic_error("not_found_error", "no such model"))).await;
+    let a = FakeUpstream::start(Reply::json(404, wire::anthropic_error("not_found_error", "no such model")))
+        .await;
+    let b = FakeUpstream::start(Reply::json(404, wire::anthropic_error("not_found_error", "no such model")))
+        .await;
     let (gw, _clock) = start(&two_keys(&a.url(), &b.url())).await;
     let response = gw.post("/v1/messages", &request("claude-nope-1", false)).await;
     assert_eq!(response.status(), 404);
@@ -196,7 +215,10 @@ models = ["glm-5", "glm-4.6"]
 #[tokio::test]
 async fn a_quota_429_on_one_model_locks_its_family_on_that_connection() {
     let a = FakeUpstream::start(Reply::json(200, wire::anthropic_message("glm-4.6", "from a"))).await;
-    a.push(Reply::json(429, json!({"error": {"message": "quota exceeded for your coding plan"}})).with_header("retry-after", "600"));
+    a.push(
+        Reply::json(429, json!({"error": {"message": "quota exceeded for your coding plan"}}))
+            .with_header("retry-after", "600"),
+    );
     let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("glm", "from b"))).await;
     let (gw, _clock) = start(&glm_config(&a.url(), &b.url())).await;
     patch_settings(&gw, json!({"modelLockout": {"enabled": true}})).await;
@@ -211,7 +233,8 @@ async fn a_quota_429_on_one_model_locks_its_family_on_that_connection() {
 
 #[tokio::test]
 async fn an_operator_rule_on_a_400_with_a_text_marker_cools_and_fails_over() {
-    let a = FakeUpstream::start(Reply::json(400, json!({"error": {"message": "Your Plan Limit was hit"}}))).await;
+    let a =
+        FakeUpstream::start(Reply::json(400, json!({"error": {"message": "Your Plan Limit was hit"}}))).await;
     let b = FakeUpstream::start(ok_b()).await;
     let (gw, _clock) = start(&two_keys(&a.url(), &b.url())).await;
     // Without a rule the 400 describes the request and is relayed as-is.
@@ -227,24 +250,40 @@ async fn an_operator_rule_on_a_400_with_a_text_marker_cools_and_fails_over() {
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["x-switchyard-connection"], "key-b");
     let entry = gw.cooldown_of("key-a").await;
-    assert_eq!((entry["status"].as_str(), entry["remainingMs"].as_u64()), (Some("unavailable"), Some(90_000)), "{entry}");
+    assert_eq!(
+        (entry["status"].as_str(), entry["remainingMs"].as_u64()),
+        (Some("unavailable"), Some(90_000)),
+        "{entry}"
+    );
 }
 
 #[tokio::test]
 async fn a_quota_body_without_hints_cools_for_the_reference_duration() {
-    let a = FakeUpstream::start(Reply::json(429, json!({"error": {"type": "rate_limit_error", "message": "usage limit reached"}}))).await;
+    let a = FakeUpstream::start(Reply::json(
+        429,
+        json!({"error": {"type": "rate_limit_error", "message": "usage limit reached"}}),
+    ))
+    .await;
     let b = FakeUpstream::start(ok_b()).await;
     let (gw, _clock) = start(&two_keys(&a.url(), &b.url())).await;
     assert_eq!(gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await.status(), 200);
     let entry = gw.cooldown_of("key-a").await;
-    assert_eq!((entry["lastErrorKind"].as_str(), entry["remainingMs"].as_u64()), (Some("quota_exhausted"), Some(3_600_000)), "{entry}");
+    assert_eq!(
+        (entry["lastErrorKind"].as_str(), entry["remainingMs"].as_u64()),
+        (Some("quota_exhausted"), Some(3_600_000)),
+        "{entry}"
+    );
 }
 
 #[tokio::test]
 async fn a_retry_after_date_reaches_the_client_in_seconds() {
     let at = std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(NOW).unwrap_or(0) + 120_000);
     let date = httpdate::fmt_http_date(at);
-    let a = FakeUpstream::start(Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down")).with_header("retry-after", &date)).await;
+    let a = FakeUpstream::start(
+        Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down"))
+            .with_header("retry-after", &date),
+    )
+    .await;
     let config = two_keys(&a.url(), &a.url()).replace("id = \"key-b\"", "id = \"key-b\"\nenabled = false");
     let (gw, _clock) = start(&config).await;
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await;
@@ -253,7 +292,9 @@ async fn a_retry_after_date_reaches_the_client_in_seconds() {
 }
 
 /// Reads the next chunk of a streamed response as text.
-async fn next_chunk(stream: &mut (impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin)) -> Option<String> {
+async fn next_chunk(
+    stream: &mut (impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+) -> Option<String> {
     match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
         Ok(Some(Ok(b))) => Some(String::from_utf8_lossy(&b).into_owned()),
         Ok(_) => None,
@@ -261,7 +302,8 @@ async fn next_chunk(stream: &mut (impl futures_util::Stream<Item = reqwest::Resu
     }
 }
 
-const START: &str = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"content\":[]}}\n\n";
+const START: &str =
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"content\":[]}}\n\n";
 const PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
 const THINKING: &str = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n";
 
@@ -351,5 +393,8 @@ priority = 2
     let entry = gw.cooldown_of("claude-a").await;
     assert_ne!(entry["status"], "expired", "{entry}");
     assert_eq!(entry["lastErrorKind"], "unreachable", "{entry}");
-    assert!(b.requests().iter().all(|r| r.header("authorization") != Some("Bearer old")), "an expired token was sent");
+    assert!(
+        b.requests().iter().all(|r| r.header("authorization") != Some("Bearer old")),
+        "an expired token was sent"
+    );
 }

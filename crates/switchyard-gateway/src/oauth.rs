@@ -118,12 +118,17 @@ impl TokenRefresher {
             .timeout(TOKEN_TIMEOUT)
             .send()
             .await
-            .map_err(|e| RefreshError::Unreachable(format!("token endpoint unreachable: {}", e.without_url())))?;
+            .map_err(|e| {
+                RefreshError::Unreachable(format!("token endpoint unreachable: {}", e.without_url()))
+            })?;
         let status = sent.status();
         let bytes =
             sent.bytes().await.map_err(|_| RefreshError::Unreachable("token response unreadable".into()))?;
         if status.is_server_error() || status.as_u16() == 429 {
-            return Err(RefreshError::Unreachable(format!("token endpoint answered HTTP {}", status.as_u16())));
+            return Err(RefreshError::Unreachable(format!(
+                "token endpoint answered HTTP {}",
+                status.as_u16()
+            )));
         }
         if !status.is_success() {
             return Err(RefreshError::Rejected(format!("token endpoint answered HTTP {}", status.as_u16())));

@@ -89,11 +89,7 @@ impl ManualClock {
     /// A clock reading `start` on the wall.
     #[expect(clippy::disallowed_methods, reason = "an arbitrary monotonic origin; only offsets are read")]
     pub fn new(start: UnixMillis) -> ManualClock {
-        ManualClock {
-            origin: Instant::now(),
-            start_wall: start.0,
-            state: Arc::default(),
-        }
+        ManualClock { origin: Instant::now(), start_wall: start.0, state: Arc::default() }
     }
 
     /// Moves both readings forward by `ms` milliseconds (negative values are ignored:

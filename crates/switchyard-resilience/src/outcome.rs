@@ -47,7 +47,11 @@ pub struct ConnectionConfig {
 impl ConnectionConfig {
     /// The quota family of `model` on this connection: its own list when it has one,
     /// else the provider's families; a model without a rule is its own family.
-    pub fn family_of<'a>(&'a self, provider_families: &'a crate::engine::QuotaFamilies, model: &'a str) -> &'a str {
+    pub fn family_of<'a>(
+        &'a self,
+        provider_families: &'a crate::engine::QuotaFamilies,
+        model: &'a str,
+    ) -> &'a str {
         match &self.quota_families {
             Some(own) => own
                 .iter()

@@ -55,10 +55,14 @@ mod tests {
 
     #[test]
     fn model_output_and_reasoning_are_progress() {
-        let thinking = r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":""}}"#;
+        let thinking =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":""}}"#;
         assert!(is_progress("content_block_delta", thinking));
         assert!(is_progress("message", r#"{"type":"response.reasoning_summary_text.delta","delta":""}"#));
-        assert!(is_progress("message", r#"{"type":"response.output_item.added","item":{"type":"reasoning"}}"#));
+        assert!(is_progress(
+            "message",
+            r#"{"type":"response.output_item.added","item":{"type":"reasoning"}}"#
+        ));
         assert!(is_progress("message", r#"{"id":"c","choices":[{"delta":{"content":"hi"}}]}"#));
         assert!(is_progress("message", "[DONE]"));
         assert!(is_progress("message", "{not json"));

@@ -326,7 +326,9 @@ async fn respond(shared: Arc<Shared>, reply: Reply) -> Response {
         Reply::Silent => std::future::pending().await,
         Reply::Live(LiveStream(slot)) => {
             let rx = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-            let Some(rx) = rx else { return build(500, &[], "text/plain", Body::from("live stream used twice")) };
+            let Some(rx) = rx else {
+                return build(500, &[], "text/plain", Body::from("live stream used twice"));
+            };
             let stream = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|b| (Ok::<Bytes, std::io::Error>(b), rx))
             })

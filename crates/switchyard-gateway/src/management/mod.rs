@@ -141,7 +141,7 @@ fn quota_families(c: &crate::store::ConnectionRecord) -> Option<Vec<(String, Str
         let mut rules: Vec<(String, String)> =
             map.iter().filter_map(|(p, f)| f.as_str().map(|f| (p.clone(), f.to_owned()))).collect();
         // The longest prefix wins when several match.
-        rules.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        rules.sort_by_key(|r| std::cmp::Reverse(r.0.len()));
         return Some(rules);
     }
     (c.provider == "anthropic" && c.auth_kind == switchyard_types::AuthKind::Oauth)

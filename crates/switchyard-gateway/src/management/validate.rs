@@ -162,7 +162,9 @@ pub fn check_provider_specific(issues: &mut Issues, value: &Value) {
             let expected = match key.as_str() {
                 "organizationUUID" | "oauthClientId" => "a string",
                 "oauthTokenUrl" => "an absolute http:// or https:// URL",
-                "quotaFamilies" => "an object mapping model-id prefixes to family names, e.g. {\"glm-\": \"plan\"}",
+                "quotaFamilies" => {
+                    "an object mapping model-id prefixes to family names, e.g. {\"glm-\": \"plan\"}"
+                }
                 _ => "true or false",
             };
             issues.add(format!("/providerSpecific/{key}"), format!("must be {expected}"));

@@ -102,7 +102,8 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest<'_>) -> Response 
             Decision::AllCoolingDown { retry_after_secs, .. } => Some(retry_after_secs),
             _ => None,
         };
-        return excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, retry.or(Some(1))).render(format);
+        return excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, retry.or(Some(1)))
+            .render(format);
     }
     all_failed(req, &failures).render(format)
 }

@@ -151,7 +151,12 @@ impl Relay {
 
     /// Ends the stream with an error event (SSE) or a body error (plain), recording
     /// `outcome` on the engine.
-    fn fail(&mut self, kind: &str, message: &str, outcome: AttemptOutcome<'_>) -> Option<Result<Bytes, std::io::Error>> {
+    fn fail(
+        &mut self,
+        kind: &str,
+        message: &str,
+        outcome: AttemptOutcome<'_>,
+    ) -> Option<Result<Bytes, std::io::Error>> {
         self.finished = true;
         self.guard.fail(&outcome);
         self.log.finish(Some(self.status), self.bytes, Some(kind.to_owned()));

@@ -57,7 +57,10 @@ impl UpstreamError {
             return UpstreamError::Timeout { waiting_for: "an answer", budget_ms: 0 };
         }
         let what = if before_headers { "before its headers" } else { "before its first byte" };
-        UpstreamError::BrokenBeforeFirstByte(format!("the upstream closed the connection {what}: {}", chain(e)))
+        UpstreamError::BrokenBeforeFirstByte(format!(
+            "the upstream closed the connection {what}: {}",
+            chain(e)
+        ))
     }
 
     /// The engine's view of it.
@@ -148,7 +151,10 @@ mod tests {
             UpstreamError::TokenEndpoint("x".into()).outcome(),
             AttemptOutcome::Transport(TransportFailure::TokenEndpoint)
         ));
-        assert!(matches!(UpstreamError::TokenRejected("x".into()).outcome(), AttemptOutcome::Http { status: 401, .. }));
+        assert!(matches!(
+            UpstreamError::TokenRejected("x".into()).outcome(),
+            AttemptOutcome::Http { status: 401, .. }
+        ));
     }
 
     #[test]

@@ -228,7 +228,13 @@ mod tests {
         body: &str,
         ops: &OperatorRules,
     ) -> Verdict {
-        let cx = ClassifyContext { provider, restatements: restate::BUILTIN_RULES, operator: ops, now: NOW, utc_offset_ms: 0 };
+        let cx = ClassifyContext {
+            provider,
+            restatements: restate::BUILTIN_RULES,
+            operator: ops,
+            now: NOW,
+            utc_offset_ms: 0,
+        };
         classify(&AttemptOutcome::Http { status, headers: &headers, body }, &cx)
     }
 
@@ -252,7 +258,8 @@ mod tests {
     #[test]
     fn transport_failures_count_but_stalls_and_local_do_not() {
         let ops = OperatorRules::default();
-        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: NOW, utc_offset_ms: 0 };
+        let cx =
+            ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: NOW, utc_offset_ms: 0 };
         let v = classify(&AttemptOutcome::Transport(TransportFailure::Connect), &cx);
         assert_eq!((v.reason, v.counts_for_breaker), (ErrorReason::Unreachable, true));
         let v = classify(&AttemptOutcome::Transport(TransportFailure::Timeout), &cx);
@@ -336,7 +343,13 @@ mod tests {
         let v = verdict(429, "please retry in 2s");
         assert_eq!(v.hint.map(|h| (h.at, h.source)), Some((UnixMillis(1_002_000), HintSource::Body)));
         let cx_ops = OperatorRules::default();
-        let cx = ClassifyContext { provider: "p", restatements: &[], operator: &cx_ops, now: NOW, utc_offset_ms: 0 };
+        let cx = ClassifyContext {
+            provider: "p",
+            restatements: &[],
+            operator: &cx_ops,
+            now: NOW,
+            utc_offset_ms: 0,
+        };
         let v = classify(&AttemptOutcome::Http { status: 429, headers: &NoHeaders, body: "" }, &cx);
         assert_eq!(v.hint, None);
     }

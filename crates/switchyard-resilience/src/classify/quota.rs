@@ -130,7 +130,10 @@ mod tests {
     fn midnight_is_never_now() {
         let midnight = UnixMillis(1_000 * DAY_MS);
         assert_eq!(next_local_midnight(midnight, 0), midnight.plus_millis(DAY_MS));
-        assert_eq!(next_local_midnight(UnixMillis(1_000 * DAY_MS - 1), 0), UnixMillis(1_000 * DAY_MS - 1 + 60_000));
+        assert_eq!(
+            next_local_midnight(UnixMillis(1_000 * DAY_MS - 1), 0),
+            UnixMillis(1_000 * DAY_MS - 1 + 60_000)
+        );
     }
 
     #[test]

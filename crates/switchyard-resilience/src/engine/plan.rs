@@ -222,8 +222,13 @@ mod tests {
     #[test]
     fn stalls_and_local_failures() {
         let ops = OperatorRules::default();
-        let cx =
-            ClassifyContext { provider: "p", restatements: &[], operator: &ops, now: UnixMillis(0), utc_offset_ms: 0 };
+        let cx = ClassifyContext {
+            provider: "p",
+            restatements: &[],
+            operator: &ops,
+            now: UnixMillis(0),
+            utc_offset_ms: 0,
+        };
         let stall = classify(&AttemptOutcome::StreamStall, &cx);
         assert_eq!(plan(&stall, &lockouts(true), false).cooldown, Some(CooldownEffect::RecordOnly));
         assert_eq!(plan(&stall, &lockouts(true), true).cooldown, Some(CooldownEffect::Backoff));

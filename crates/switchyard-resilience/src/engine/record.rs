@@ -70,7 +70,8 @@ impl Engine {
             let mut guard = lock(&entry);
             let e = &mut *guard;
             if plan.breaker.is_some() && attempt.probe.is_none() {
-                let recent = e.breaker_counted_at.is_some_and(|at| now.0.saturating_sub(at.0) < BREAKER_DEDUP_MS);
+                let recent =
+                    e.breaker_counted_at.is_some_and(|at| now.0.saturating_sub(at.0) < BREAKER_DEDUP_MS);
                 if recent {
                     plan.breaker = None;
                 } else {

@@ -402,7 +402,10 @@ fn a_dead_connection_cools_and_counts_once_for_the_breaker_while_its_sibling_ser
     let rec = fail(&r, dead, 503, &[], "upstream unavailable");
     assert_eq!(rec.verdict.action, crate::classify::Action::FailOver);
     let view = &r.engine.cooldowns(Some("glm"))[0];
-    assert_eq!((view.status, view.remaining_ms, view.backoff_level), (ConnectionStatus::Unavailable, 3_000, 1));
+    assert_eq!(
+        (view.status, view.remaining_ms, view.backoff_level),
+        (ConnectionStatus::Unavailable, 3_000, 1)
+    );
     // Retried as soon as its cooldown ends, it fails again: the backoff doubles, and
     // within the de-duplication window the breaker does not hear it twice.
     r.clock.advance_ms(3_000);
@@ -436,7 +439,10 @@ fn a_request_error_is_relayed_and_changes_nothing() {
 fn a_404_fails_over_and_with_lockouts_on_locks_only_that_model() {
     let r = rig();
     let rec = fail(&r, combo()[2], 404, &[], "model not found");
-    assert_eq!((rec.verdict.action, rec.verdict.reason), (crate::classify::Action::FailOver, ErrorReason::NotFound));
+    assert_eq!(
+        (rec.verdict.action, rec.verdict.reason),
+        (crate::classify::Action::FailOver, ErrorReason::NotFound)
+    );
     assert_eq!(r.engine.filter(&combo()).eligible, vec![0, 1, 2], "lockouts off: only recorded");
     let mut s = ResilienceSettings::default();
     s.model_lockout.enabled = true;

@@ -62,7 +62,8 @@ pub(super) async fn relay(cx: AttemptCx<'_, '_>, response: reqwest::Response) ->
         deadline: cx.budgets.deadline,
     };
     let relay = Relay::new(stream, parts);
-    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
+    let mut builder =
+        Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY));
     if let Some(h) = builder.headers_mut() {
         *h = client_headers;
     }
@@ -103,7 +104,9 @@ async fn until_ready(stream: &mut UpstreamStream, sse: bool) -> Result<Ready, Up
             }
             Some(Err(e)) => return Err(UpstreamError::from_reqwest(&e, false)),
             None => {
-                return Err(UpstreamError::BrokenBeforeFirstByte("the stream ended before its first event".into()));
+                return Err(UpstreamError::BrokenBeforeFirstByte(
+                    "the stream ended before its first event".into(),
+                ));
             }
         }
     }

@@ -34,7 +34,8 @@ pub(super) async fn send(
         let mut headers = upstream_headers(req.headers, &sender);
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
-        let request = state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
+        let request =
+            state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
         let response = tokio::select! {
             sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
             () = state.clock.sleep_until(cx.budgets.ready_by) => {

@@ -31,7 +31,8 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_, '_>, response: reqwest::R
     let budget = cx.state.options.error_body_timeout;
     let prefix = read_prefix(&cx, &mut stream, budget).await;
     let text = String::from_utf8_lossy(&prefix);
-    let Some(recorded) = cx.guard.fail(&AttemptOutcome::Http { status, headers: &headers, body: &text }) else {
+    let Some(recorded) = cx.guard.fail(&AttemptOutcome::Http { status, headers: &headers, body: &text })
+    else {
         let e = GatewayError::internal("attempt judged twice");
         return AttemptResult::Committed(e.render(ErrorFormat::Client(cx.req.format)));
     };
@@ -92,12 +93,15 @@ fn relay_as_is(
     let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
         .chain(rest)
         .map(|r| r.map_err(std::io::Error::other));
-    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST));
+    let mut builder =
+        Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST));
     if let Some(h) = builder.headers_mut() {
         *h = client_headers;
     }
     match builder.body(Body::from_stream(body)) {
         Ok(response) => AttemptResult::Committed(response),
-        Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(cx.req.format))),
+        Err(e) => {
+            AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(cx.req.format)))
+        }
     }
 }

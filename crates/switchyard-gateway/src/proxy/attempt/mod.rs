@@ -55,8 +55,11 @@ impl Budgets {
         let settings = state.resilience.settings();
         let started = state.clock.now_mono();
         let deadline_ms = u64::from(settings.stream_recovery.attempt_deadline_ms);
-        let ready_ms =
-            if streaming { u64::from(settings.stream_recovery.readiness_budget_ms).min(deadline_ms) } else { deadline_ms };
+        let ready_ms = if streaming {
+            u64::from(settings.stream_recovery.readiness_budget_ms).min(deadline_ms)
+        } else {
+            deadline_ms
+        };
         Budgets {
             ready_by: started + Duration::from_millis(ready_ms),
             deadline: started + Duration::from_millis(deadline_ms),
@@ -90,7 +93,9 @@ impl AttemptCx<'_, '_> {
             outcome: err.message(),
             status: None,
             reason,
-            retry_after_secs: recorded.and_then(|r| r.verdict.hint).map(|h| h.remaining_ms(now).div_ceil(1_000)),
+            retry_after_secs: recorded
+                .and_then(|r| r.verdict.hint)
+                .map(|h| h.remaining_ms(now).div_ceil(1_000)),
         })
     }
 }
