@@ -114,6 +114,9 @@ pub fn builtin_reason(status: u16, lower: &str) -> ErrorReason {
         402 => ErrorReason::QuotaExhausted,
         403 => ErrorReason::Forbidden,
         404 | 410 => ErrorReason::NotFound,
+        // A 406 from an upstream is its refusal to serve, not a malformed request
+        // (SPEC 4.2 lists it with the server-side failures).
+        406 => ErrorReason::ServerError,
         408 => ErrorReason::Timeout,
         429 => ErrorReason::RateLimit,
         500..=599 => ErrorReason::ServerError,
@@ -209,6 +212,7 @@ mod tests {
             (408, ErrorReason::Timeout),
             (429, ErrorReason::RateLimit),
             (500, ErrorReason::ServerError),
+            (406, ErrorReason::ServerError),
             (529, ErrorReason::ModelCapacity),
             (422, ErrorReason::BadRequest),
         ];
