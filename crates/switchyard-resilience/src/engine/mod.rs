@@ -259,7 +259,7 @@ impl Engine {
                 }
             };
             if let Some(entry) = connections.get(c.connection()) {
-                connection_blocks(&lock(entry), c.provider(), c.model(), now, &policies, &mut blocks);
+                connection_blocks(&lock(entry), c.model(), now, &policies, &mut blocks);
             }
             match judge(i, &blocks) {
                 None => selection.eligible.push(i),
@@ -302,7 +302,7 @@ impl Engine {
             blocks.breaker = None;
         }
         if let Some(entry) = read(&self.inner.connections).get(target.connection).cloned() {
-            connection_blocks(&lock(&entry), target.provider, target.model, now, &policies, &mut blocks);
+            connection_blocks(&lock(&entry), target.model, now, &policies, &mut blocks);
         }
         if let Some(x) = judge(0, &blocks) {
             return Err(x);
@@ -359,7 +359,6 @@ fn provider_blocks(entry: Option<&ProviderEntry>, now: UnixMillis, policies: &Po
 
 fn connection_blocks(
     e: &ConnectionEntry,
-    provider: &str,
     model: &str,
     now: UnixMillis,
     policies: &Policies,
@@ -375,7 +374,6 @@ fn connection_blocks(
     {
         blocks.connection = Some(blocks.connection.map_or(until, |u| u.max(until)));
     }
-    let _ = provider;
     if !e.lockouts.entries.is_empty() {
         let family = e.config.family_of(&policies.families, model);
         blocks.lockout = e.lockouts.blocked_until(model, family, now).map(|(_, entry)| entry.until);
