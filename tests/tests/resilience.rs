@@ -120,8 +120,12 @@ targets = ["anthropic/claude-sonnet-4-6", "kimi/kimi-k2"]
     let clock = clock();
     let c = clock.clone();
     let gw = TestGateway::start_with(&config, move |cfg| cfg.clock = c).await;
+    // A 503 also cools the connection, and the breaker counts one failure per
+    // connection per 5 s: each round lets both lapse so every request reaches Claude.
     for _ in 0..8 {
         assert_eq!(gw.post("/v1/messages", &json!({"model": "coding", "messages": []})).await.status(), 200);
+        clock.advance_ms(5_001);
+        gw.clear_cooldowns().await;
     }
     assert_eq!(claude.calls(), 8);
     let health = gw.mgmt_json("/api/monitoring/health").await;
@@ -158,6 +162,8 @@ async fn breaker_state_survives_a_restart() {
     let mut first = TestGateway::start_with(&config, move |cfg| cfg.clock = c).await;
     for _ in 0..12 {
         let _ = first.post("/v1/messages", &request()).await;
+        clock.advance_ms(5_001);
+        first.clear_cooldowns().await;
     }
     let before = first.mgmt_json("/api/monitoring/health").await["breakers"].clone();
     assert_eq!(before[0]["state"], "OPEN", "{before}");

@@ -58,6 +58,9 @@ pub const QUOTA_MARKERS: &[&str] = &[
     "额度不足",
 ];
 
+/// A permanent "no access" refusal that may share words with a quota message.
+pub const NO_ACCESS_MARKERS: &[&str] = &["无权访问"];
+
 /// The account is healthy but busy (SPEC 4.2).
 pub const CONCURRENCY_MARKERS: &[&str] = &[
     "too many concurrent requests",
@@ -94,7 +97,9 @@ pub fn builtin_reason(status: u16, lower: &str) -> ErrorReason {
     if matches!(status, 400 | 402 | 403 | 429) && any(lower, CREDITS_MARKERS) {
         return ErrorReason::CreditsExhausted;
     }
-    if client_side && any(lower, QUOTA_MARKERS) {
+    // "No access to model" (`无权访问模型`) is a permanent refusal even when the same
+    // text mentions a quota (SPEC 4.8 keeps its status): it is never a quota wait.
+    if client_side && any(lower, QUOTA_MARKERS) && !any(lower, NO_ACCESS_MARKERS) {
         return ErrorReason::QuotaExhausted;
     }
     if status == 429 && any(lower, CONCURRENCY_MARKERS) {
@@ -195,6 +200,13 @@ mod tests {
         assert_eq!(builtin_reason(429, "并发数过高 额度不足"), ErrorReason::QuotaExhausted);
         assert_eq!(builtin_reason(429, "parallel request limit reached"), ErrorReason::ConcurrencyLimited);
         assert_eq!(builtin_reason(429, "concurrency limit exceeded"), ErrorReason::ConcurrencyLimited);
+    }
+
+    #[test]
+    fn no_access_to_a_model_is_never_a_quota_wait() {
+        assert_eq!(builtin_reason(400, "用户额度不足"), ErrorReason::QuotaExhausted);
+        assert_eq!(builtin_reason(400, "无权访问模型 额度不足"), ErrorReason::BadRequest);
+        assert_eq!(builtin_reason(403, "无权访问模型 额度不足"), ErrorReason::Forbidden);
     }
 
     #[test]
