@@ -119,6 +119,17 @@ impl ManualClock {
         self.state.timers.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
+    /// How far ahead each waiting timer is due (a test can tell which wait the code
+    /// under test is in by its length).
+    pub fn pending_in(&self) -> Vec<Duration> {
+        let now = self.state.offset_ms.load(Ordering::SeqCst);
+        let timers = self.state.timers.lock().unwrap_or_else(PoisonError::into_inner);
+        timers
+            .iter()
+            .map(|t| Duration::from_millis(u64::try_from(t.deadline_ms.saturating_sub(now)).unwrap_or(0)))
+            .collect()
+    }
+
     /// The monotonic instant as milliseconds since this clock's origin.
     fn offset_of(&self, at: Instant) -> i64 {
         i64::try_from(at.saturating_duration_since(self.origin).as_millis()).unwrap_or(i64::MAX)

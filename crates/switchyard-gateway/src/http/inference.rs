@@ -13,7 +13,7 @@ use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::guard::authenticate;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
-use crate::proxy::{ClientBody, ForwardRequest, forward};
+use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward};
 use crate::routing::UpstreamEndpoint;
 use crate::state::AppState;
 
@@ -60,7 +60,7 @@ pub fn post_handler(ep: &'static Endpoint) -> MethodRouter<AppState> {
               uri: Uri,
               headers: HeaderMap,
               body: Body| async move {
-            match prepare_and_forward(&state, Some(peer), &uri, &headers, body, ep).await {
+            match prepare_and_forward(&state, Some(peer), &uri, headers, body, ep).await {
                 Ok(response) => response,
                 Err(e) => e.into_response(),
             }
@@ -87,7 +87,7 @@ async fn prepare_and_forward(
     state: &AppState,
     peer: Option<SocketAddr>,
     uri: &Uri,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     body: Body,
     ep: &Endpoint,
 ) -> Result<Response, Rendered> {
@@ -103,23 +103,24 @@ async fn prepare_and_forward(
         ));
     }
     let table = state.routing.load();
-    let key = authenticate(&table, headers, peer).map_err(|e| Rendered(e, format))?;
+    let key = authenticate(&table, &headers, peer).map_err(|e| Rendered(e, format))?;
     let bytes =
-        read_body(body, headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
+        read_body(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     let request = ForwardRequest {
         format: ep.format,
         endpoint: ep.upstream,
         route: ep.route,
-        query: uri.query(),
+        query: uri.query().map(str::to_owned),
         headers,
         body,
         plan,
         api_key_id: key.map(|k| k.id.clone()),
         request_id: uuid::Uuid::new_v4().simple().to_string(),
+        waits: GatewayWaits::default(),
     };
-    Ok(forward(state, request).await)
+    Ok(forward(state.clone(), request).await)
 }
 
 /// Reads the whole client body (requests are small next to responses), refusing

@@ -10,7 +10,7 @@
 //! wall logic memoizes it) and the request continues down the lane or the ordinary
 //! path.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use rand::Rng;
@@ -72,8 +72,8 @@ impl WallHook {
     }
 
     /// Decides after a response of this connection (its status and headers; the body
-    /// is left unread for the caller). A change of the account's lane or reset state
-    /// is published to the UI's change feed.
+    /// is left unread for the caller); waits stay inside the attempt's `deadline`. A
+    /// change of the account's lane or reset state is published to the UI's change feed.
     pub async fn after_response(
         &self,
         state: &GatewayState,
@@ -81,7 +81,7 @@ impl WallHook {
         response: &reqwest::Response,
         sent_slow: bool,
         wait: &mut WaitWindow,
-        deadline: tokio::time::Instant,
+        deadline: Instant,
     ) -> WallAction {
         let before = state.claude_wall.view(&conn.id, state.clock.now_wall());
         let action = self.decide(state, conn, response, sent_slow, wait, deadline).await;
@@ -98,12 +98,12 @@ impl WallHook {
         response: &reqwest::Response,
         sent_slow: bool,
         wait: &mut WaitWindow,
-        deadline: tokio::time::Instant,
+        deadline: Instant,
     ) -> WallAction {
         let status = response.status().as_u16();
         let wall = &state.claude_wall;
         let now = state.clock.now_wall();
-        let remaining = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let remaining = deadline.saturating_duration_since(state.clock.now_mono());
         let obs = Observation {
             status,
             signals: WallSignals::parse(response.headers(), now),

@@ -27,7 +27,7 @@ pub struct Failure {
 
 /// `503 all_targets_cooling_down` / `404 no_executable_targets` with diagnostics.
 pub(super) fn excluded_error(
-    req: &ForwardRequest<'_>,
+    req: &ForwardRequest,
     code: ErrorCode,
     excluded: &[ExcludedTargetView],
     retry_after_secs: Option<u32>,
@@ -75,7 +75,7 @@ pub fn error_detail(body: &str) -> Option<String> {
     Some(short)
 }
 
-pub(super) fn all_failed(req: &ForwardRequest<'_>, failures: &[Failure]) -> GatewayError {
+pub(super) fn all_failed(req: &ForwardRequest, failures: &[Failure]) -> GatewayError {
     let summary = failures
         .iter()
         .map(|f| format!("{} ({}): {}", f.connection, f.model, f.outcome))

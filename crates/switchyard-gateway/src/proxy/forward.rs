@@ -15,12 +15,13 @@ use super::attempt::{self, AttemptResult};
 use super::body::ClientBody;
 use super::failure::{Failure, all_failed, excluded_error};
 use super::guard::AttemptGuard;
+use super::keepalive::{self, GatewayWaits};
 use crate::errors::ErrorFormat;
 use crate::routing::{CandidatePlan, UpstreamEndpoint};
-use crate::state::GatewayState;
+use crate::state::{AppState, GatewayState};
 
 /// A client request ready to forward.
-pub struct ForwardRequest<'a> {
+pub struct ForwardRequest {
     /// The client's wire format.
     pub format: ClientFormat,
     /// The upstream endpoint family.
@@ -28,9 +29,9 @@ pub struct ForwardRequest<'a> {
     /// The client route, for the log.
     pub route: &'static str,
     /// The client's raw query string.
-    pub query: Option<&'a str>,
+    pub query: Option<String>,
     /// The client's headers.
-    pub headers: &'a HeaderMap,
+    pub headers: HeaderMap,
     /// The validated body.
     pub body: ClientBody,
     /// The candidates.
@@ -39,10 +40,13 @@ pub struct ForwardRequest<'a> {
     pub api_key_id: Option<String>,
     /// Id shared by the attempts.
     pub request_id: String,
+    /// The gateway's own waits for this request in flight (for keep-alives).
+    pub waits: GatewayWaits,
 }
 
-/// Forwards the request in a `request` span.
-pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response {
+/// Forwards the request in a `request` span. A streaming request hears SSE
+/// keep-alives while the gateway waits by its own choice ([`super::keepalive`]).
+pub async fn forward(state: AppState, req: ForwardRequest) -> Response {
     let span = tracing::info_span!(
         "request",
         request_id = %req.request_id,
@@ -50,10 +54,16 @@ pub async fn forward(state: &GatewayState, req: ForwardRequest<'_>) -> Response 
         model = %req.body.model(),
         route = req.route,
     );
-    candidates(state, &req).instrument(span).await
+    if !req.body.streaming() {
+        return candidates(&state, &req).instrument(span).await;
+    }
+    let (waits, clock, format, request_id) =
+        (req.waits.clone(), state.clock.clone(), req.format, req.request_id.clone());
+    let work = Box::pin(async move { candidates(&state, &req).await }.instrument(span));
+    keepalive::respond(work, waits, clock, format, &request_id).await
 }
 
-async fn candidates(state: &GatewayState, req: &ForwardRequest<'_>) -> Response {
+async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
     let engine = &state.resilience.engine;
     let targets: Vec<Target<'_>> = req
         .plan

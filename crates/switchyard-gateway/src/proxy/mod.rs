@@ -6,7 +6,8 @@
 //! credentials → dispatch → judge → commit) → `relay` (the committed body, with the
 //! stall watchdog and the deadline) over `sse` (framing and progress); `guard` owns
 //! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
-//! builds the client's error when nothing could be relayed.
+//! builds the client's error when nothing could be relayed; `keepalive` keeps a
+//! streaming client's connection alive while the gateway itself waits.
 
 mod attempt;
 mod body;
@@ -15,6 +16,7 @@ mod failure;
 mod forward;
 mod guard;
 pub(crate) mod headers;
+mod keepalive;
 mod relay;
 mod sse;
 mod upstream_error;
@@ -22,3 +24,4 @@ mod upstream_error;
 pub use body::ClientBody;
 pub use forward::{ForwardRequest, forward};
 pub use headers::upstream_headers;
+pub use keepalive::GatewayWaits;

@@ -27,7 +27,7 @@ struct Ready {
 }
 
 /// Waits for readiness, then commits to relaying `response`.
-pub(super) async fn relay(cx: AttemptCx<'_, '_>, response: reqwest::Response) -> AttemptResult {
+pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> AttemptResult {
     let status = response.status().as_u16();
     let sse = is_event_stream(response.headers());
     let client_headers = client_headers(&cx, response.headers(), sse);
@@ -122,7 +122,7 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
 /// The upstream's response headers worth relaying (all but hop-by-hop headers and
 /// cookies; `content-length` is dropped for SSE, where an error event may be
 /// appended), plus the gateway's request id and the connection that answered.
-pub(super) fn client_headers(cx: &AttemptCx<'_, '_>, upstream: &HeaderMap, sse: bool) -> HeaderMap {
+pub(super) fn client_headers(cx: &AttemptCx<'_>, upstream: &HeaderMap, sse: bool) -> HeaderMap {
     const DROP: [&str; 9] = [
         "connection",
         "keep-alive",

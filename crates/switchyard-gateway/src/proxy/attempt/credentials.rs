@@ -11,7 +11,7 @@ use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
 
 /// The connection to send with (its token refreshed when due).
-pub(super) async fn usable(cx: &AttemptCx<'_, '_>) -> Result<Arc<Connection>, UpstreamError> {
+pub(super) async fn usable(cx: &AttemptCx<'_>) -> Result<Arc<Connection>, UpstreamError> {
     let conn = &cx.candidate.connection;
     let state = cx.state;
     let now = state.clock.now_wall();

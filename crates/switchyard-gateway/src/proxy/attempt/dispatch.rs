@@ -16,22 +16,23 @@ use crate::proxy::headers::upstream_headers;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
 
-/// Sends until there is an answer to judge.
+/// Sends until there is an answer to judge. A wait the usage wall asks for is the
+/// gateway's own (keep-alives flow meanwhile) and does not spend the upstream's
+/// readiness budget: it restarts after the wait, within the attempt deadline.
 pub(super) async fn send(
-    cx: &AttemptCx<'_, '_>,
+    cx: &mut AttemptCx<'_>,
     mut sender: Arc<Connection>,
     wait: &mut WaitWindow,
 ) -> Result<reqwest::Response, UpstreamError> {
     let (state, req, candidate) = (cx.state, cx.req, cx.candidate);
     let conn = &candidate.connection;
-    let deadline = tokio::time::Instant::from_std(cx.budgets.ready_by);
     let mut refreshed_after_401 = false;
     let wall_hook = WallHook::for_connection(conn);
     loop {
-        let Some(url) = sender.url(req.endpoint, req.query) else {
+        let Some(url) = sender.url(req.endpoint, req.query.as_deref()) else {
             return Err(UpstreamError::Local(format!("base URL '{}' is not a valid URL", conn.base_url)));
         };
-        let mut headers = upstream_headers(req.headers, &sender);
+        let mut headers = upstream_headers(&req.headers, &sender);
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
         let request =
@@ -53,13 +54,15 @@ pub(super) async fn send(
             continue;
         }
         let Some(hook) = &wall_hook else { return Ok(response) };
-        match hook.after_response(state, &sender, &response, sent_slow, wait, deadline).await {
+        let _waiting = req.waits.enter();
+        match hook.after_response(state, &sender, &response, sent_slow, wait, cx.budgets.deadline).await {
             WallAction::Proceed => return Ok(response),
             WallAction::Retry(delay) => {
                 drop(response);
                 if !delay.is_zero() {
                     state.sleeper.sleep(delay).await;
                 }
+                cx.budgets.restart_readiness(state.clock.now_mono());
             }
         }
     }

@@ -24,7 +24,7 @@ use crate::proxy::relay::UpstreamStream;
 pub const ERROR_PEEK_LIMIT: usize = 64 * 1024;
 
 /// Judges an error answer and obeys the verdict.
-pub(super) async fn error_answer(mut cx: AttemptCx<'_, '_>, response: reqwest::Response) -> AttemptResult {
+pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Response) -> AttemptResult {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
@@ -64,7 +64,7 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_, '_>, response: reqwest::R
 
 /// Reads up to [`ERROR_PEEK_LIMIT`] bytes, the end, or `budget` of the gateway's
 /// clock; the rest stays in the stream.
-async fn read_prefix(cx: &AttemptCx<'_, '_>, stream: &mut UpstreamStream, budget: Duration) -> Bytes {
+async fn read_prefix(cx: &AttemptCx<'_>, stream: &mut UpstreamStream, budget: Duration) -> Bytes {
     let mut buf = BytesMut::new();
     let read = async {
         while buf.len() < ERROR_PEEK_LIMIT {
@@ -83,7 +83,7 @@ async fn read_prefix(cx: &AttemptCx<'_, '_>, stream: &mut UpstreamStream, budget
 
 /// Relays a request-shaped error (its already-read prefix, then the rest) as-is.
 fn relay_as_is(
-    cx: &AttemptCx<'_, '_>,
+    cx: &AttemptCx<'_>,
     status: u16,
     headers: &http::HeaderMap,
     prefix: Bytes,

@@ -66,19 +66,25 @@ impl Budgets {
             ready_ms,
         }
     }
+
+    /// A fresh readiness budget from `now` (after a wait of the gateway's own),
+    /// never past the deadline.
+    pub fn restart_readiness(&mut self, now: Instant) {
+        self.ready_by = (now + Duration::from_millis(self.ready_ms)).min(self.deadline);
+    }
 }
 
 /// Everything the stages share.
-pub(super) struct AttemptCx<'a, 'r> {
+pub(super) struct AttemptCx<'a> {
     pub state: &'a GatewayState,
-    pub req: &'a ForwardRequest<'r>,
+    pub req: &'a ForwardRequest,
     pub candidate: &'a Candidate,
     pub log: AttemptLog,
     pub guard: AttemptGuard,
     pub budgets: Budgets,
 }
 
-impl AttemptCx<'_, '_> {
+impl AttemptCx<'_> {
     /// Fails the attempt with a typed error: the engine judges it (a local failure
     /// changes nothing), the log row closes, the failure joins the summary.
     fn failed(mut self, err: &UpstreamError) -> AttemptResult {
@@ -103,7 +109,7 @@ impl AttemptCx<'_, '_> {
 /// Runs one attempt in its own tracing span.
 pub async fn run(
     state: &GatewayState,
-    req: &ForwardRequest<'_>,
+    req: &ForwardRequest,
     candidate: &Candidate,
     guard: AttemptGuard,
     wait: &mut WaitWindow,
@@ -137,12 +143,12 @@ pub async fn run(
     stages(cx, wait).instrument(span).await
 }
 
-async fn stages(mut cx: AttemptCx<'_, '_>, wait: &mut WaitWindow) -> AttemptResult {
+async fn stages(mut cx: AttemptCx<'_>, wait: &mut WaitWindow) -> AttemptResult {
     let sender = match credentials::usable(&cx).await {
         Ok(sender) => sender,
         Err(e) => return cx.failed(&e),
     };
-    let response = match dispatch::send(&cx, sender, wait).await {
+    let response = match dispatch::send(&mut cx, sender, wait).await {
         Ok(r) => r,
         Err(e) => return cx.failed(&e),
     };
