@@ -138,6 +138,7 @@ impl TestGateway {
             if rows.len() >= n {
                 return rows;
             }
+            // Polling the log writer's background flush, not waiting out a duration.
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         panic!("request log never reached {n} rows");
@@ -149,6 +150,16 @@ impl TestGateway {
             g.shutdown().await;
         }
     }
+}
+
+/// A loopback port nothing listens on (bound, then released), and its URL.
+pub async fn refused_port() -> (u16, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("cannot bind 127.0.0.1: {e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    drop(listener);
+    (addr.port(), format!("http://{addr}"))
 }
 
 /// Reads a response body as text.

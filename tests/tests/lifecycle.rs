@@ -2,11 +2,15 @@
 //! that never ends is cut at the bound, the request log is flushed and pruned to its
 //! retention, and the database lives in the data directory in WAL mode.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
+use switchyard_gateway::clock::ManualClock;
 use switchyard_testkit::{FakeUpstream, Reply, StreamEnd, wire};
 use switchyard_tests::{TestGateway, client_key_toml, text};
+use switchyard_types::UnixMillis;
 
 fn config(up: &FakeUpstream) -> String {
     format!(
@@ -36,6 +40,8 @@ async fn shutdown_lets_an_in_flight_stream_finish() {
     let response = gw.post("/v1/messages", &request()).await;
     assert_eq!(response.status(), 200);
     let reader = tokio::spawn(text(response));
+    // Real time on purpose: the fake upstream paces its frames 60 ms apart in real
+    // time, and this lets the stream be mid-way when the shutdown begins.
     tokio::time::sleep(Duration::from_millis(100)).await;
     gw.shutdown().await;
     assert_eq!(reader.await.unwrap_or_default(), frames.concat());
@@ -49,14 +55,44 @@ async fn shutdown_lets_an_in_flight_stream_finish() {
 async fn shutdown_is_bounded_by_the_grace_period() {
     let frames = wire::anthropic_sse("claude-x", "never ends");
     let up = FakeUpstream::start(Reply::sse(frames[..1].to_vec()).ending(StreamEnd::Hang)).await;
-    let mut gw =
-        TestGateway::start_with(&config(&up), |c| c.shutdown_grace = Duration::from_millis(300)).await;
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let mut gw = TestGateway::start_with(&config(&up), move |cfg| {
+        cfg.shutdown_grace = Duration::from_secs(30);
+        cfg.clock = c;
+    })
+    .await;
     let response = gw.post("/v1/messages", &request()).await;
     assert_eq!(response.status(), 200);
-    let started = tokio::time::Instant::now();
-    gw.shutdown().await;
-    let took = started.elapsed();
-    assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(5), "shutdown took {took:?}");
+    // The grace period runs on the gateway's clock: the stream that never ends holds
+    // the shutdown until the test moves the clock past 30 s, not a moment before.
+    let past_grace = AtomicBool::new(false);
+    let drive = async {
+        let grace_armed = || {
+            clock.pending_in().iter().any(|d| (Duration::from_secs(29)..=Duration::from_secs(30)).contains(d))
+        };
+        for _ in 0..500 {
+            if grace_armed() {
+                break;
+            }
+            // Polling for the shutdown to arm its grace timer, not a wait for time.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(grace_armed(), "no grace timer: {:?}", clock.pending_in());
+        clock.advance_ms(29_900);
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+        past_grace.store(true, Ordering::SeqCst);
+        clock.advance_ms(100);
+    };
+    let shutdown = async {
+        gw.shutdown().await;
+        assert!(past_grace.load(Ordering::SeqCst), "shutdown ended before its grace period");
+    };
+    tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(shutdown, drive) })
+        .await
+        .unwrap_or_else(|_| panic!("shutdown did not end once the grace period was over"));
     drop(response);
 }
 

@@ -61,10 +61,7 @@ async fn patch_settings(gw: &TestGateway, patch: Value) {
 
 /// A port nothing listens on.
 async fn refused_url() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    drop(listener);
-    format!("http://{addr}")
+    switchyard_tests::refused_port().await.1
 }
 
 /// Sends `n` requests and asserts each was served by key-b without touching key-a.

@@ -2,65 +2,15 @@
 //! the management token once and stores it owner-only; later starts reuse it; the
 //! printed base URL answers; SIGTERM stops it cleanly.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
 
-struct Served {
-    child: Child,
-    base_url: String,
-}
+use std::process::Command;
 
-fn serve(data_dir: &std::path::Path, extra: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data_dir)
-        .args(extra)
-        .env_remove("SWITCHYARD_MANAGEMENT_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start switchyard: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let mut lines = BufReader::new(stderr).lines();
-    let mut base_url = String::new();
-    // The banner is a handful of lines; reading stops at the token line or EOF.
-    for _ in 0..200 {
-        let Some(Ok(line)) = lines.next() else { break };
-        if let Some(url) = line.strip_prefix("Switchyard gateway listening on ") {
-            base_url = url.trim().to_owned();
-        }
-        if line.contains("management token") {
-            break;
-        }
-    }
-    assert!(!base_url.is_empty(), "the gateway never said where it listens");
-    // Keep draining stderr so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Served { child, base_url }
-}
+use common::{http, serve, stop};
 
-/// Sends SIGTERM, asserts a clean exit, and returns what the process printed on stdout.
-fn stop(served: Served) -> String {
-    let pid = served.child.id().to_string();
-    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap_or_else(|e| panic!("{e}"));
-    assert!(status.success());
-    let output = served.child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    assert!(output.status.success(), "exit status {:?}", output.status);
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// The status of a plain HTTP/1.1 GET (std only, so the test needs no HTTP client).
+/// The status of a plain HTTP/1.1 GET.
 fn http_status(url: &str, token: Option<&str>) -> u16 {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
-    let mut stream = std::net::TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
-    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+    http("GET", url, token, None).0
 }
 
 #[test]
@@ -111,17 +61,7 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
 
 /// The body of a plain HTTP/1.1 GET with a bearer token.
 fn http_get_body(url: &str, token: &str) -> String {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
-    let mut stream = std::net::TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default()
+    http("GET", url, Some(token), None).1
 }
 
 #[test]

@@ -10,6 +10,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tokio::net::TcpListener;
@@ -208,6 +209,11 @@ impl FakeUpstream {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let app = Router::new().fallback(handle).with_state(shared.clone());
+        // Without TCP_NODELAY, a stream's second small frame waits for the client's
+        // delayed ACK (~40 ms on loopback): every streamed test would pay it.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
