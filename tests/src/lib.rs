@@ -30,6 +30,20 @@ pub fn client_key_toml() -> String {
     format!("[[api_keys]]\nname = \"ide\"\nkey = \"{CLIENT_KEY}\"\n")
 }
 
+/// A config with two Anthropic API-key connections, `key-a` (priority 1, at `a`)
+/// and `key-b` (priority 2, at `b`).
+pub fn two_anthropic_keys(a: &str, b: &str) -> String {
+    let mut toml = client_key_toml();
+    for (id, url, priority) in [("key-a", a, 1), ("key-b", b, 2)] {
+        let key = id.replace("key-", "sk-");
+        toml.push_str(&format!(
+            "\n[[connections]]\nid = \"{id}\"\nprovider = \"anthropic\"\napi_key = \"{key}\"\n\
+             base_url = \"{url}\"\npriority = {priority}\n"
+        ));
+    }
+    toml
+}
+
 impl TestGateway {
     /// Starts a gateway importing `config_toml`.
     pub async fn start(config_toml: &str) -> TestGateway {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_gateway::clock::{Clock, ManualClock};
+use switchyard_gateway::clock::ManualClock;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
 use switchyard_tests::{TestGateway, client_key_toml, sse_data};
 use switchyard_types::UnixMillis;

@@ -11,26 +11,7 @@ use switchyard_tests::{TestGateway, client_key_toml, json as body_json};
 use switchyard_types::UnixMillis;
 
 fn two_keys(a: &FakeUpstream, b: &FakeUpstream) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "key-a"
-provider = "anthropic"
-api_key = "sk-a"
-base_url = "{a}"
-priority = 1
-
-[[connections]]
-id = "key-b"
-provider = "anthropic"
-api_key = "sk-b"
-base_url = "{b}"
-priority = 2
-"#,
-        keys = client_key_toml(),
-        a = a.url(),
-        b = b.url()
-    )
+    switchyard_tests::two_anthropic_keys(&a.url(), &b.url())
 }
 
 fn request() -> Value {

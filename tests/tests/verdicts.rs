@@ -23,24 +23,7 @@ fn clock() -> Arc<ManualClock> {
 }
 
 fn two_keys(a: &str, b: &str) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "key-a"
-provider = "anthropic"
-api_key = "sk-a"
-base_url = "{a}"
-priority = 1
-
-[[connections]]
-id = "key-b"
-provider = "anthropic"
-api_key = "sk-b"
-base_url = "{b}"
-priority = 2
-"#,
-        keys = client_key_toml(),
-    )
+    switchyard_tests::two_anthropic_keys(a, b)
 }
 
 fn request(model: &str, stream: bool) -> Value {

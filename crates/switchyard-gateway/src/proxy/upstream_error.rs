@@ -17,8 +17,9 @@ pub enum UpstreamError {
     Timeout {
         /// What did not arrive.
         waiting_for: &'static str,
-        /// The budget, in ms.
-        budget_ms: u64,
+        /// The gateway's budget that ran out, in ms (`None`: the HTTP client's own
+        /// connect timeout).
+        budget_ms: Option<u64>,
     },
     /// The answer broke before its first byte reached the client.
     BrokenBeforeFirstByte(String),
@@ -47,14 +48,14 @@ impl UpstreamError {
         {
             return UpstreamError::Local(format!("the gateway is out of resources: {}", chain(e)));
         }
-        if e.is_builder() || e.is_request() && e.url().is_none() {
+        if e.is_builder() {
             return UpstreamError::Local(format!("the request could not be built: {}", chain(e)));
         }
         if e.is_connect() {
             return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
         }
         if e.is_timeout() {
-            return UpstreamError::Timeout { waiting_for: "an answer", budget_ms: 0 };
+            return UpstreamError::Timeout { waiting_for: "a connection", budget_ms: None };
         }
         let what = if before_headers { "before its headers" } else { "before its first byte" };
         UpstreamError::BrokenBeforeFirstByte(format!(
@@ -72,10 +73,10 @@ impl UpstreamError {
                 AttemptOutcome::Transport(TransportFailure::BrokenBeforeFirstByte)
             }
             UpstreamError::TokenEndpoint(_) => AttemptOutcome::Transport(TransportFailure::TokenEndpoint),
-            UpstreamError::TokenRejected(message) => AttemptOutcome::Http {
+            UpstreamError::TokenRejected(_) => AttemptOutcome::Http {
                 status: 401,
                 headers: &switchyard_resilience::outcome::NoHeaders,
-                body: token_rejected_body(message),
+                body: TOKEN_REJECTED_BODY,
             },
             UpstreamError::Local(_) => AttemptOutcome::Local,
         }
@@ -96,10 +97,12 @@ impl UpstreamError {
     /// What the client's error summary says about this attempt.
     pub fn message(&self) -> String {
         match self {
-            UpstreamError::Timeout { waiting_for, budget_ms } if *budget_ms > 0 => {
-                format!("no {waiting_for} within {budget_ms} ms")
+            UpstreamError::Timeout { waiting_for, budget_ms: Some(ms) } => {
+                format!("no {waiting_for} within {ms} ms")
             }
-            UpstreamError::Timeout { waiting_for, .. } => format!("timed out waiting for {waiting_for}"),
+            UpstreamError::Timeout { waiting_for, budget_ms: None } => {
+                format!("timed out waiting for {waiting_for}")
+            }
             UpstreamError::Connect(m)
             | UpstreamError::BrokenBeforeFirstByte(m)
             | UpstreamError::TokenEndpoint(m)
@@ -109,11 +112,10 @@ impl UpstreamError {
     }
 }
 
-/// The engine reads a rejected refresh as a 401 whose text says so. The body is a
-/// fixed string (the engine keeps only the first 100 characters as `lastError`).
-fn token_rejected_body(_message: &str) -> &'static str {
-    "token refresh rejected by the token endpoint"
-}
+/// The engine reads a rejected refresh as a 401 whose text says so. A fixed text:
+/// the token endpoint's own answer may echo credentials, so it never reaches the
+/// engine's `lastError`.
+const TOKEN_REJECTED_BODY: &str = "token refresh rejected by the token endpoint";
 
 fn os_error(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);

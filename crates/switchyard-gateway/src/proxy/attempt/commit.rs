@@ -36,7 +36,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         ready = until_ready(&mut stream, sse) => ready,
         () = cx.state.clock.sleep_until(cx.budgets.ready_by) => Err(UpstreamError::Timeout {
             waiting_for: if sse { "model event" } else { "body byte" },
-            budget_ms: cx.budgets.ready_ms,
+            budget_ms: Some(cx.budgets.ready_ms),
         }),
     };
     let ready = match ready {

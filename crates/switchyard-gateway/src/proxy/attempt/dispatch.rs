@@ -40,7 +40,7 @@ pub(super) async fn send(
         let response = tokio::select! {
             sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
             () = state.clock.sleep_until(cx.budgets.ready_by) => {
-                return Err(UpstreamError::Timeout { waiting_for: "answer", budget_ms: cx.budgets.ready_ms });
+                return Err(UpstreamError::Timeout { waiting_for: "answer", budget_ms: Some(cx.budgets.ready_ms) });
             }
         };
         if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {
