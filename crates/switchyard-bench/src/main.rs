@@ -1,7 +1,7 @@
 //! `switchyard-bench`: the gateway's performance benchmark, in one run.
 //!
 //! Starts a fast fake upstream in-process and the `switchyard` gateway as a child
-//! process, then measures the gateway's added latency at fixed rates, streaming
+//! process (and, for an A/B run, a second one from an older build), then measures the gateway's added latency at fixed rates, streaming
 //! time to first byte, maximum throughput, RSS at idle and under load, and 1,000
 //! concurrent open streams, each against the same fake upstream called directly.
 //! Prints a Markdown report; `--write-docs` also writes it into
@@ -10,6 +10,7 @@
 
 #![expect(clippy::disallowed_methods, reason = "a benchmark measures real elapsed time and waits for real")]
 
+mod ab;
 mod client;
 mod closed_loop;
 mod gateway;
@@ -21,6 +22,7 @@ mod run;
 mod stats;
 mod streams;
 mod targets;
+mod turns;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -61,6 +63,15 @@ struct Cli {
     /// The `switchyard` binary [default: `switchyard` next to this executable].
     #[arg(long)]
     gateway_bin: Option<PathBuf>,
+    /// An older `switchyard` binary to compare against: started with the same
+    /// config, it joins the added-latency runs as one more interleaved way, and the
+    /// report gets an A/B section (see scripts/bench-ab.sh).
+    #[arg(long)]
+    baseline_bin: Option<PathBuf>,
+    /// The baseline's name in the report [default: derived from --baseline-bin's
+    /// path, e.g. `1f49985` for `/…/ab/1f49985-target/release/switchyard`].
+    #[arg(long, requires = "baseline_bin")]
+    baseline_label: Option<String>,
     /// Also write the report into docs/benchmarks.md.
     #[arg(long)]
     write_docs: bool,
@@ -105,6 +116,10 @@ impl Cli {
             timeout: Duration::from_secs(10),
             settle: Duration::from_secs(3),
             command,
+            baseline: self.baseline_bin.as_ref().map(|bin| run::Baseline {
+                bin: bin.clone(),
+                label: self.baseline_label.clone().unwrap_or_else(|| label_from_path(bin)),
+            }),
         };
         if self.quick {
             settings.warmup = Duration::from_millis(300);
@@ -126,6 +141,19 @@ fn default_gateway_bin() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating this executable")?;
     let dir = exe.parent().context("this executable has no parent directory")?;
     Ok(dir.join("switchyard"))
+}
+
+/// A name for a baseline binary from its path: the nearest ancestor directory
+/// that is not a build-layout name (`release`, `debug`, `target`, `bin`), without a
+/// `-target` suffix; so `/…/ab/1f49985-target/release/switchyard` is `1f49985`. The
+/// whole path when nothing fits.
+fn label_from_path(bin: &std::path::Path) -> String {
+    bin.ancestors()
+        .skip(1)
+        .filter_map(|dir| dir.file_name()?.to_str())
+        .find(|name| !matches!(*name, "release" | "debug" | "target" | "bin"))
+        .map(|name| name.strip_suffix("-target").unwrap_or(name).to_owned())
+        .unwrap_or_else(|| bin.display().to_string())
 }
 
 /// 1,000 streams need ~3,000 sockets across client, gateway and upstream: lift the
@@ -172,4 +200,18 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("[bench] wrote {}", cli.docs_file.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_labels_come_from_the_build_directory() {
+        let label = |p: &str| label_from_path(std::path::Path::new(p));
+        assert_eq!(label("/var/cache/switchyard/ab/1f49985-target/release/switchyard"), "1f49985");
+        assert_eq!(label("/tmp/old-build/target/release/switchyard"), "old-build");
+        assert_eq!(label("/usr/local/bin/switchyard"), "local");
+        assert_eq!(label("switchyard"), "switchyard");
+    }
 }

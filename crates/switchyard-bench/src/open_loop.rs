@@ -16,11 +16,14 @@
 //! the same generator drives the direct and the gateway run, so it cancels out of
 //! the added latency as far as percentiles of separate samples allow.
 //!
-//! The targets of one measurement (direct, gateway, relay) each get a warm-up
-//! window, sent but not measured, and then take turns in one-second slices, so
-//! slow drifts and bursts of host noise are shared between them rather than
-//! landing on one. A request that fails or exceeds the timeout counts as an error
-//! and is left out of the histograms.
+//! The targets of one measurement (direct, gateway, relay, and a baseline gateway
+//! in an A/B run) each get a warm-up window, sent but not measured, and then take
+//! turns in one-second slices, in an order balanced for carry-over (see `turns`),
+//! so slow drifts and bursts of host noise are shared between them rather than
+//! landing on one. Besides the pooled histograms, each slice is summarised on its
+//! own: the slices of one round ran within seconds of each other, which is what
+//! the paired A/B comparison (`ab`) builds on. A request that fails or exceeds the
+//! timeout counts as an error and is left out of the histograms.
 
 use std::num::NonZeroU64;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +36,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::client::{Pool, RequestSpec, Until};
 use crate::stats::{self, Summary};
+use crate::turns;
 
 /// One fixed-rate measurement.
 #[derive(Debug, Clone, Copy)]
@@ -52,7 +56,7 @@ pub struct OpenLoop {
 }
 
 /// Length of one measured slice. The targets take turns slice by slice (in a
-/// rotating order), so a burst of noise from the host (steal time, another
+/// carry-over-balanced order), so a burst of noise from the host (steal time, another
 /// process) lands on all of them alike instead of skewing one run.
 pub const SLICE: Duration = Duration::from_secs(1);
 
@@ -65,6 +69,9 @@ pub struct OpenLoopResult {
     pub service: Summary,
     /// Generator lateness: actual start minus scheduled time.
     pub lag: Summary,
+    /// Latency from the scheduled send time of each measured slice alone, in time
+    /// order: entry *i* is this target's slice of round *i*.
+    pub slices: Vec<Summary>,
     /// Requests sent, warm-up included.
     pub sent: u64,
     /// Measured requests that failed or timed out.
@@ -77,6 +84,10 @@ struct Recorded {
     latency: Histogram<u64>,
     service: Histogram<u64>,
     lag: Histogram<u64>,
+    /// The current slice's latencies; summarised into `slices` and cleared when
+    /// the slice ends.
+    slice: Histogram<u64>,
+    slices: Vec<Summary>,
     sent: u64,
     errors: u64,
     first_error: Option<String>,
@@ -101,6 +112,8 @@ pub async fn run(specs: &[Arc<RequestSpec>], cfg: OpenLoop) -> anyhow::Result<Ve
                 latency: stats::histogram()?,
                 service: stats::histogram()?,
                 lag: stats::histogram()?,
+                slice: stats::histogram()?,
+                slices: Vec::new(),
                 sent: 0,
                 errors: 0,
                 first_error: None,
@@ -112,9 +125,9 @@ pub async fn run(specs: &[Arc<RequestSpec>], cfg: OpenLoop) -> anyhow::Result<Ve
     }
     let slices = (cfg.duration.as_secs_f64() / SLICE.as_secs_f64()).ceil().max(1.0) as u32;
     let slice = cfg.duration / slices;
-    for i in 0..slices as usize {
-        for k in 0..targets.len() {
-            window(&targets[(i + k) % targets.len()], cfg, slice, true).await?;
+    for round in 0..slices as usize {
+        for k in turns::order(round, targets.len()) {
+            window(&targets[k], cfg, slice, true).await?;
         }
     }
     Ok(targets
@@ -125,6 +138,7 @@ pub async fn run(specs: &[Arc<RequestSpec>], cfg: OpenLoop) -> anyhow::Result<Ve
                 latency: Summary::of(&r.latency),
                 service: Summary::of(&r.service),
                 lag: Summary::of(&r.lag),
+                slices: r.slices.clone(),
                 sent: r.sent,
                 errors: r.errors,
                 first_error: r.first_error.clone(),
@@ -167,7 +181,13 @@ async fn window(target: &Target, cfg: OpenLoop, length: Duration, measured: bool
     if tokio::time::timeout(cfg.timeout + Duration::from_secs(1), tracker.wait()).await.is_err() {
         eprintln!("[bench] {} request(s) still running after their timeout", tracker.len());
     }
-    target.recorded.lock().unwrap_or_else(PoisonError::into_inner).sent += total;
+    let mut r = target.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+    r.sent += total;
+    if measured {
+        let slice = Summary::of(&r.slice);
+        r.slices.push(slice);
+        r.slice.reset();
+    }
     Ok(())
 }
 
@@ -187,7 +207,9 @@ async fn one(
     let mut r = recorded.lock().unwrap_or_else(PoisonError::into_inner);
     match outcome {
         Ok(Ok(done)) => {
-            stats::record(&mut r.latency, done.saturating_duration_since(scheduled));
+            let latency = done.saturating_duration_since(scheduled);
+            stats::record(&mut r.latency, latency);
+            stats::record(&mut r.slice, latency);
             stats::record(&mut r.service, done.saturating_duration_since(started));
             stats::record(&mut r.lag, started.saturating_duration_since(scheduled));
         }

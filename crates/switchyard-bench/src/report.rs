@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::ab::{self, Call, Comparison, Estimate};
 use crate::machine::Interference;
 use crate::open_loop::OpenLoopResult;
 use crate::run::{RateRun, Results, Ways};
@@ -31,8 +32,10 @@ fixed rates. Requests leave on a fixed timeline whatever earlier requests did, a
 each latency is measured from the request's *scheduled* send time, so a stall is \
 charged to every request queued behind it (no coordinated omission). A pool of \
 keep-alive HTTP/1.1 connections carries them. After a warm-up each, the direct, \
-gateway and relay runs take turns in 1 s slices, so host noise (this is a VM) falls \
-on all three alike. *Added* = gateway percentile minus direct percentile.
+gateway and relay runs take turns in 1 s slices, in an order balanced so that each \
+follows every other equally often, so host noise (this is a VM) and whatever one run \
+leaves behind fall on all of them alike. *Added* = gateway percentile minus direct \
+percentile.
 - **Streaming TTFB** (`POST /v1/messages`, `stream: true`, a 7-frame Anthropic SSE \
 stream): time from the scheduled send to the first body chunk, open loop.
 - **Throughput**: closed loop, N workers each on its own keep-alive connection, \
@@ -60,6 +63,16 @@ pub fn markdown(r: &Results) -> String {
     let s = &r.settings;
     let m = &r.machine;
     let _ = writeln!(out, "## What the benchmark measures\n\n{METHOD}\n");
+    if let Some(b) = &s.baseline {
+        let _ = writeln!(
+            out,
+            "This run is also an **A/B run**: a second gateway, started from an older build \
+             (`{}`, `{}`) with the same config, took part in the added-latency runs as a fourth \
+             interleaved way; see \"A/B against the baseline\" below.\n",
+            b.label,
+            b.bin.display()
+        );
+    }
     let _ = writeln!(
         out,
         "## Reproduce\n\n```sh\ncargo build --release -p switchyard-gateway -p switchyard-bench\n\
@@ -67,7 +80,9 @@ pub fn markdown(r: &Results) -> String {
          With a shared target directory: `CARGO_TARGET_DIR=/path cargo build ...` then \
          `/path/release/switchyard-bench --write-docs` (it finds `switchyard` next to itself; \
          `--gateway-bin` overrides). `--quick` is a smoke run of a few seconds; \
-         `--help` lists the knobs.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
+         `--help` lists the knobs. `scripts/bench-ab.sh [REV] [ARGS]` builds the gateway \
+         of an older revision in a separate worktree and runs an A/B comparison against \
+         it (`--baseline-bin`).\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
          1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
          workers; {} concurrent streams of {} frames every {} ms.\n",
         s.command,
@@ -101,6 +116,7 @@ pub fn markdown(r: &Results) -> String {
 
     targets_table(&mut out, r);
     latency_tables(&mut out, r);
+    ab_section(&mut out, r);
     ttfb_table(&mut out, &r.ttfb);
     throughput_table(&mut out, r);
     memory_table(&mut out, r);
@@ -153,13 +169,29 @@ fn added_row(out: &mut String, label: &str, base: &Summary, x: &Summary) {
     );
 }
 
-fn ways_rows(out: &mut String, first: &str, w: &Ways<OpenLoopResult>) {
+fn ways_rows(
+    out: &mut String,
+    first: &str,
+    w: &Ways<OpenLoopResult>,
+    baseline: Option<(&str, &OpenLoopResult)>,
+) {
     let d = &w.direct.latency;
     row(out, &format!("{first} direct"), d, w.direct.errors);
     row(out, &format!("{first} gateway"), &w.gateway.latency, w.gateway.errors);
+    if let Some((label, b)) = baseline {
+        row(out, &format!("{first} baseline `{label}`"), &b.latency, b.errors);
+    }
     row(out, &format!("{first} relay (reference)"), &w.relay.latency, w.relay.errors);
     added_row(out, &format!("{first} gateway **added**"), d, &w.gateway.latency);
+    if let Some((label, b)) = baseline {
+        added_row(out, &format!("{first} baseline `{label}` added"), d, &b.latency);
+    }
     added_row(out, &format!("{first} relay added (floor)"), d, &w.relay.latency);
+}
+
+/// The baseline's label and its result in `run`, when this is an A/B run.
+fn baseline_of<'a>(r: &'a Results, run: &'a RateRun) -> Option<(&'a str, &'a OpenLoopResult)> {
+    Some((r.settings.baseline.as_ref()?.label.as_str(), run.baseline.as_ref()?))
 }
 
 const HEAD: &str =
@@ -172,13 +204,150 @@ fn latency_tables(out: &mut String, r: &Results) {
          `POST /v1/chat/completions`, ~1 KB body, full response read.\n\n{HEAD}"
     );
     for run in &r.latency {
-        ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
+        ways_rows(out, &format!("{} req/s", run.rate), &run.runs, baseline_of(r, run));
     }
     let _ = writeln!(out, "\nCPU taken by others during these runs:\n");
     for run in &r.latency {
         let _ = writeln!(out, "- {} req/s: {}", run.rate, others(run.interference));
     }
     let _ = writeln!(out);
+}
+
+const AB_METHOD: &str = "\
+*Candidate* is the gateway under test (this checkout); *baseline* the older build. \
+Both ran in the same process tree against the same fake upstream, as two of the four \
+interleaved ways of each added-latency run, so they saw the same host.
+
+Which figure decides: the limit is on the **added p50** (gateway minus direct, the \
+figure of the issue 2 target), as candidate added ÷ baseline added − 1. At 2,000 req/s \
+5 % of it is under 10 µs, less than this VM's noise between slices, so it is not taken \
+from the pooled percentiles. Each round of slices (every way once, all within a few \
+seconds) gives one paired difference, candidate p50 − baseline p50, in which slow \
+drift cancels and the direct run drops out exactly; the **regression** is the median of \
+these differences across rounds over the median of the baseline's per-round added p50. \
+The median ignores the rounds a steal burst hit, and the order statistics around it give \
+a distribution-free 95 % interval: that interval is the noise, and the verdict names it. \
+Pooled figures (percentiles of all samples, as in the table above) are shown for \
+comparison; p90 and p99 are reported, not judged: they rest on the slowest 10 % and 1 % \
+of each slice (200 and 20 samples at 2,000 req/s), where host stalls dominate. The total-latency ratio (candidate p50 ÷ \
+baseline p50, per round) has the same difference in its numerator, so it carries the \
+same evidence on a smaller scale (divided by total instead of added latency): it reads \
+smaller, not safer.";
+
+fn signed_ms(ns: f64) -> String {
+    format!("{:+.3}", ns / 1e6)
+}
+
+fn pct(fraction: f64) -> String {
+    format!("{:+.1} %", 100.0 * fraction)
+}
+
+fn with_interval(e: Option<Estimate>, show: fn(f64) -> String) -> String {
+    e.map_or_else(|| "—".to_owned(), |e| format!("{} [{} … {}]", show(e.median), show(e.lo), show(e.hi)))
+}
+
+fn ab_row(
+    out: &mut String,
+    rate: &str,
+    figure: &str,
+    c: &Comparison,
+    cell: &dyn Fn(&ab::PercentileAb) -> String,
+) {
+    let cells: Vec<String> = c.percentiles.iter().map(cell).collect();
+    let _ = writeln!(out, "| {rate} | {figure} | {} |", cells.join(" | "));
+}
+
+fn ab_table(out: &mut String, c: &Comparison) {
+    let rate = format!("{} req/s", c.rate);
+    let added = |x: u64, d: u64| signed_ms(x as f64 - d as f64);
+    let median = |e: Option<Estimate>| e.map_or_else(|| "—".to_owned(), |e| signed_ms(e.median));
+    ab_row(out, &rate, "candidate added, ms (pooled)", c, &|p| added(p.candidate, p.direct));
+    ab_row(out, "", "baseline added, ms (pooled)", c, &|p| added(p.baseline, p.direct));
+    ab_row(out, "", "regression of added (pooled)", c, &|p| {
+        p.pooled_regression().map_or_else(|| "—".into(), pct)
+    });
+    ab_row(out, "", "candidate added, ms (per-round median)", c, &|p| median(p.candidate_added));
+    ab_row(out, "", "baseline added, ms (per-round median)", c, &|p| median(p.baseline_added));
+    ab_row(out, "", "candidate − baseline, ms (per-round median [95 % interval])", c, &|p| {
+        with_interval(p.difference, signed_ms)
+    });
+    ab_row(out, "", "**regression of added** (per round [95 % interval])", c, &|p| {
+        with_interval(p.regression(), pct)
+    });
+    ab_row(out, "", "candidate ÷ baseline total latency (per round [95 % interval])", c, &|p| {
+        with_interval(p.total_ratio, |x| format!("{x:.3}"))
+    });
+}
+
+fn ab_verdict(comparisons: &[Comparison]) -> String {
+    let head = format!(
+        "Regression ≤ {:.0} % at {} req/s (issue 9)",
+        100.0 * ab::MAX_REGRESSION,
+        targets::TARGET_RATE
+    );
+    let Some(c) = comparisons.iter().find(|c| c.rate == targets::TARGET_RATE) else {
+        return format!("{head}: not measured ({} req/s not in --rates).", targets::TARGET_RATE);
+    };
+    let Some(e) = c.decisive() else {
+        return format!("{head}: not measurable (the baseline added no p50 latency over direct).");
+    };
+    let (word, how) = match ab::call(e) {
+        Call::ClearlyMet => ("met", "the whole interval is under the limit"),
+        Call::MetWithinNoise => ("met", "within noise: the interval reaches over the limit"),
+        Call::MissedWithinNoise => ("missed", "within noise: the interval reaches under the limit"),
+        Call::ClearlyMissed => ("missed", "the whole interval is over the limit"),
+        Call::TooFewRounds => (
+            "not decided",
+            "too few paired rounds for a 95 % interval (6 or more are needed: raise --duration-secs)",
+        ),
+    };
+    format!(
+        "**{head}: {word}**: the candidate's added p50 is {} against the baseline's \
+         (95 % interval {} … {}, {:.1} % coverage, {} paired rounds); {how}.",
+        pct(e.median),
+        pct(e.lo),
+        pct(e.hi),
+        100.0 * e.coverage,
+        c.rounds
+    )
+}
+
+fn ab_section(out: &mut String, r: &Results) {
+    let Some(b) = &r.settings.baseline else { return };
+    let comparisons: Vec<Comparison> = r
+        .latency
+        .iter()
+        .filter_map(|run| {
+            Some(Comparison::of(run.rate, &run.runs.direct, &run.runs.gateway, run.baseline.as_ref()?))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "## A/B against the baseline `{}`\n\nBaseline binary: `{}`; candidate: commit {}.\n\n{AB_METHOD}\n\n{}\n",
+        b.label,
+        b.bin.display(),
+        r.machine.commit,
+        ab_verdict(&comparisons)
+    );
+    if let Some(first) = comparisons.first() {
+        let names: Vec<&str> = first.percentiles.iter().map(|p| p.name).collect();
+        let _ = writeln!(
+            out,
+            "| Rate | Figure | {} |\n|---|---|{}",
+            names.join(" | "),
+            "---|".repeat(names.len())
+        );
+    }
+    for c in &comparisons {
+        ab_table(out, c);
+    }
+    let _ = writeln!(
+        out,
+        "\nA regression is positive when the candidate is slower. Intervals are order-statistic \
+         intervals of the per-round figures (exact binomial coverage, no assumption on the shape \
+         of the noise); the regression's interval is the difference's, divided by the baseline's \
+         median added latency.\n"
+    );
 }
 
 fn ttfb_table(out: &mut String, run: &RateRun) {
@@ -188,7 +357,7 @@ fn ttfb_table(out: &mut String, run: &RateRun) {
          `POST /v1/messages` with `stream: true`, 7-frame Anthropic SSE; latency to the first \
          body chunk.\n\n{HEAD}"
     );
-    ways_rows(out, &format!("{} req/s", run.rate), &run.runs);
+    ways_rows(out, &format!("{} req/s", run.rate), &run.runs, None);
     let _ = writeln!(out, "\nCPU taken by others during these runs: {}.\n", others(run.interference));
 }
 
@@ -296,9 +465,9 @@ fn generator_table(out: &mut String, r: &Results) {
     );
     let runs = r.latency.iter().map(|run| ("chat", run)).chain(std::iter::once(("stream TTFB", &r.ttfb)));
     for (what, run) in runs {
-        for (way, x) in
-            [("direct", &run.runs.direct), ("gateway", &run.runs.gateway), ("relay", &run.runs.relay)]
-        {
+        let base = run.baseline.as_ref().map(|b| ("baseline", b));
+        let ways = [("direct", &run.runs.direct), ("gateway", &run.runs.gateway)].into_iter();
+        for (way, x) in ways.chain(base).chain([("relay", &run.runs.relay)]) {
             let _ = writeln!(
                 out,
                 "| {what} {} req/s {way} | {} | {} | {} | {} |",

@@ -9,15 +9,21 @@
 //! leaves the gateway holding a large upstream connection pool. The three runs of an
 //! open-loop measurement are interleaved slice by slice (see `open_loop`); the
 //! throughput runs follow each other directly.
+//!
+//! With a baseline (`--baseline-bin`, an older build of the gateway), a second
+//! gateway process is started from it with the same config, and it joins the
+//! added-latency runs as a fourth way, interleaved with the others; the other phases
+//! measure the candidate only (see `ab` for the comparison).
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use serde_json::json;
+use tokio::process::Command;
 
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
@@ -60,6 +66,17 @@ pub struct Settings {
     pub settle: Duration,
     /// The command line, for the report.
     pub command: String,
+    /// An older gateway build to compare against, if any.
+    pub baseline: Option<Baseline>,
+}
+
+/// An older gateway build, run next to the one under test in the latency runs.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    /// Its `switchyard` binary.
+    pub bin: PathBuf,
+    /// What to call it in the report (a commit, a tag).
+    pub label: String,
 }
 
 /// One measurement taken three ways.
@@ -73,13 +90,15 @@ pub struct Ways<T> {
     pub relay: T,
 }
 
-/// One open-loop rate, both ways.
+/// One open-loop rate, every way.
 #[derive(Debug, Clone)]
 pub struct RateRun {
     /// Requests/s.
     pub rate: u32,
     /// Results.
     pub runs: Ways<OpenLoopResult>,
+    /// The baseline gateway's result (A/B runs of the latency phase only).
+    pub baseline: Option<OpenLoopResult>,
     /// CPU time others took during the measurement.
     pub interference: Option<Interference>,
 }
@@ -185,35 +204,68 @@ fn messages_body(model: &str) -> Bytes {
 /// The same request against the fake upstream, the gateway and the relay.
 type Specs = Ways<Arc<RequestSpec>>;
 
-fn specs(targets: Ways<SocketAddr>, path: &'static str, body: &Bytes) -> anyhow::Result<Specs> {
+/// The request every way sends, addressed to `addr`.
+fn spec_for(addr: SocketAddr, path: &'static str, body: &Bytes) -> anyhow::Result<Arc<RequestSpec>> {
     let auth = format!("Bearer {}", gateway::CLIENT_KEY);
     let headers = [("authorization", auth.as_str()), ("anthropic-version", "2023-06-01")];
-    let spec = |addr| RequestSpec::post_json(addr, path, &headers, body.clone()).map(Arc::new);
+    RequestSpec::post_json(addr, path, &headers, body.clone()).map(Arc::new)
+}
+
+fn specs(targets: Ways<SocketAddr>, path: &'static str, body: &Bytes) -> anyhow::Result<Specs> {
+    let spec = |addr| spec_for(addr, path, body);
     Ok(Ways { direct: spec(targets.direct)?, gateway: spec(targets.gateway)?, relay: spec(targets.relay)? })
+}
+
+/// One request to `spec` must work before anything is measured.
+async fn smoke_one(name: &str, spec: &RequestSpec, until: Until, gw: &GatewayProcess) -> anyhow::Result<()> {
+    let mut conn = client::connect(spec.addr).await?;
+    client::exchange(&mut conn, spec, until).await.with_context(|| {
+        format!("{name} smoke request to {} failed; gateway log:\n{}", spec.addr, gw.log_tail())
+    })?;
+    Ok(())
 }
 
 /// One request each way must work before anything is measured.
 async fn smoke(name: &str, s: &Specs, until: Until, gw: &GatewayProcess) -> anyhow::Result<()> {
     for spec in [&s.direct, &s.gateway, &s.relay] {
-        let mut conn = client::connect(spec.addr).await?;
-        client::exchange(&mut conn, spec, until).await.with_context(|| {
-            format!("{name} smoke request to {} failed; gateway log:\n{}", spec.addr, gw.log_tail())
-        })?;
+        smoke_one(name, spec, until, gw).await?;
     }
     Ok(())
 }
 
-async fn open_ways(s: &Specs, cfg: OpenLoop, label: &str) -> anyhow::Result<Ways<OpenLoopResult>> {
-    eprintln!("[bench] {label} @ {} req/s: direct, gateway and relay, interleaved", cfg.rate);
-    let results = open_loop::run(&[s.direct.clone(), s.gateway.clone(), s.relay.clone()], cfg).await?;
-    let [direct, gateway, relay]: [OpenLoopResult; 3] =
-        results.try_into().map_err(|_| anyhow::anyhow!("open loop returned the wrong number of results"))?;
-    for (way, r) in [("direct", &direct), ("gateway", &gateway), ("relay", &relay)] {
+/// Runs the ways of `s` (and `baseline`, when given) interleaved at one rate.
+async fn open_ways(
+    s: &Specs,
+    baseline: Option<&Arc<RequestSpec>>,
+    cfg: OpenLoop,
+    label: &str,
+) -> anyhow::Result<(Ways<OpenLoopResult>, Option<OpenLoopResult>)> {
+    let ways =
+        if baseline.is_some() { "direct, gateway, baseline and relay" } else { "direct, gateway and relay" };
+    eprintln!("[bench] {label} @ {} req/s: {ways}, interleaved", cfg.rate);
+    let mut specs = vec![s.direct.clone(), s.gateway.clone(), s.relay.clone()];
+    specs.extend(baseline.cloned());
+    let mut results = open_loop::run(&specs, cfg).await?.into_iter();
+    let mut next = || results.next().context("open loop returned too few results");
+    let (direct, gateway, relay) = (next()?, next()?, next()?);
+    let baseline = match baseline {
+        Some(_) => Some(next()?),
+        None => None,
+    };
+    let named = [("direct", &direct), ("gateway", &gateway), ("relay", &relay)];
+    for (way, r) in named.into_iter().chain(baseline.as_ref().map(|b| ("baseline", b))) {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   {way}: {} error(s), first: {e}", r.errors);
         }
     }
-    Ok(Ways { direct, gateway, relay })
+    Ok((Ways { direct, gateway, relay }, baseline))
+}
+
+/// `bin --version`, first line, for the log (None if it does not answer).
+async fn version_of(bin: &Path) -> Option<String> {
+    let out = Command::new(bin).arg("--version").output().await.ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    out.status.success().then(|| text.lines().next().unwrap_or_default().trim().to_owned())
 }
 
 /// Runs the whole benchmark; `relay_exe` is this binary (for the `relay` subcommand).
@@ -232,7 +284,27 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         fast.addr(),
         relay.addr()
     );
-    let probe = CpuProbe::new(vec![std::process::id(), gw.pid(), relay.pid()]);
+    // The baseline reads the same config file text; an older build that rejects it
+    // fails here, with the tail of its log, before anything is measured.
+    let base_gw = match &settings.baseline {
+        Some(b) => {
+            let base_gw = GatewayProcess::start(&b.bin, fast.addr(), slow.addr())
+                .await
+                .with_context(|| format!("starting the baseline gateway {}", b.bin.display()))?;
+            eprintln!(
+                "[bench] baseline gateway ({}; {}) pid {} on {}",
+                b.label,
+                version_of(&b.bin).await.unwrap_or_else(|| "no --version".to_owned()),
+                base_gw.pid(),
+                base_gw.addr()
+            );
+            Some(base_gw)
+        }
+        None => None,
+    };
+    let mut ours = vec![std::process::id(), gw.pid(), relay.pid()];
+    ours.extend(base_gw.as_ref().map(GatewayProcess::pid));
+    let probe = CpuProbe::new(ours);
     let run_cpu = probe.start();
 
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -241,14 +313,17 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let targets = Ways { direct: fast.addr(), gateway: gw.addr(), relay: relay.addr() };
     let chat = specs(targets.clone(), "/v1/chat/completions", &chat_body())?;
     let sse = specs(targets, "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
-    let slow_spec = RequestSpec::post_json(
-        gw.addr(),
-        "/v1/messages",
-        &[("authorization", &format!("Bearer {}", gateway::CLIENT_KEY)), ("anthropic-version", "2023-06-01")],
-        messages_body(gateway::SLOW_MODEL),
-    )?;
+    let slow_spec = spec_for(gw.addr(), "/v1/messages", &messages_body(gateway::SLOW_MODEL))?;
     smoke("chat", &chat, Until::FullBody, &gw).await?;
     smoke("messages stream", &sse, Until::FirstByte, &gw).await?;
+    let base_chat = match &base_gw {
+        Some(base_gw) => {
+            let spec = spec_for(base_gw.addr(), chat.gateway.path, &chat.gateway.body)?;
+            smoke_one("baseline chat", &spec, Until::FullBody, base_gw).await?;
+            Some(spec)
+        }
+        None => None,
+    };
     let mut gateway_requests: u64 = 2;
 
     let mut latency = Vec::new();
@@ -262,9 +337,9 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             timeout: settings.timeout,
         };
         let cpu = probe.start();
-        let runs = open_ways(&chat, cfg, "chat latency").await?;
+        let (runs, baseline) = open_ways(&chat, base_chat.as_ref(), cfg, "chat latency").await?;
         gateway_requests += runs.gateway.sent;
-        latency.push(RateRun { rate, runs, interference: probe.since(cpu) });
+        latency.push(RateRun { rate, runs, baseline, interference: probe.since(cpu) });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -276,8 +351,8 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         timeout: settings.timeout,
     };
     let cpu = probe.start();
-    let runs = open_ways(&sse, ttfb_cfg, "stream TTFB").await?;
-    let ttfb = RateRun { rate: settings.stream_rate, runs, interference: probe.since(cpu) };
+    let (runs, _) = open_ways(&sse, None, ttfb_cfg, "stream TTFB").await?;
+    let ttfb = RateRun { rate: settings.stream_rate, runs, baseline: None, interference: probe.since(cpu) };
     gateway_requests += ttfb.runs.gateway.sent;
 
     let tp_cfg =
@@ -306,7 +381,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let fds_before = gw.open_fds().ok();
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
-    let result = streams::run(Arc::new(slow_spec), settings.streams, stream_time + settings.timeout).await?;
+    let result = streams::run(slow_spec, settings.streams, stream_time + settings.timeout).await?;
     let rss_peak = sampler.stop().await?;
     gateway_requests += settings.streams as u64;
     if let Some(e) = &result.first_error {
@@ -325,6 +400,9 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     };
     let interference = probe.since(run_cpu);
     relay.stop().await?;
+    if let Some(base_gw) = base_gw {
+        base_gw.stop().await?;
+    }
     gw.stop().await?;
     if result.completed == 0 && settings.streams > 0 {
         bail!("no stream completed: {}", result.first_error.unwrap_or_default());
