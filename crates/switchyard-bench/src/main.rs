@@ -72,6 +72,10 @@ struct Cli {
     /// path, e.g. `1f49985` for `/…/ab/1f49985-target/release/switchyard`].
     #[arg(long, requires = "baseline_bin")]
     baseline_label: Option<String>,
+    /// The gateway under test's name in the A/B section [default: this checkout's
+    /// commit]; for a --gateway-bin built from another revision.
+    #[arg(long, requires = "baseline_bin")]
+    gateway_label: Option<String>,
     /// Also write the report into docs/benchmarks.md.
     #[arg(long)]
     write_docs: bool,
@@ -119,6 +123,7 @@ impl Cli {
             baseline: self.baseline_bin.as_ref().map(|bin| run::Baseline {
                 bin: bin.clone(),
                 label: self.baseline_label.clone().unwrap_or_else(|| label_from_path(bin)),
+                candidate_label: self.gateway_label.clone(),
             }),
         };
         if self.quick {

@@ -323,10 +323,11 @@ fn ab_section(out: &mut String, r: &Results) {
         .collect();
     let _ = writeln!(
         out,
-        "## A/B against the baseline `{}`\n\nBaseline binary: `{}`; candidate: commit {}.\n\n{AB_METHOD}\n\n{}\n",
+        "## A/B against the baseline `{}`\n\nBaseline: `{}` (`{}`); candidate: `{}`.\n\n{AB_METHOD}\n\n{}\n",
+        b.label,
         b.label,
         b.bin.display(),
-        r.machine.commit,
+        b.candidate_label.as_deref().unwrap_or(&r.machine.commit),
         ab_verdict(&comparisons)
     );
     if let Some(first) = comparisons.first() {

@@ -77,6 +77,8 @@ pub struct Baseline {
     pub bin: PathBuf,
     /// What to call it in the report (a commit, a tag).
     pub label: String,
+    /// What to call the gateway under test (None: this checkout's commit).
+    pub candidate_label: Option<String>,
 }
 
 /// One measurement taken three ways.
