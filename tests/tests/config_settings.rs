@@ -241,7 +241,7 @@ async fn a_stored_document_from_a_newer_version_keeps_every_known_value() {
     doc["providerBreaker"]["oauth"]["cooldownByKind"]["overloaded"] = json!(5000);
     doc["sessionAffinityTtlMs"] = json!("1h");
     let store = gw.gateway().management().store().clone();
-    store.put_setting("resilience", &doc, UnixMillis(1)).await.unwrap_or_else(|e| panic!("{e}"));
+    store.put_setting("resilience", &doc, UnixMillis(1), None).await.unwrap_or_else(|e| panic!("{e}"));
 
     let data = gw.dir.path().join("data");
     let again = restart(&mut gw, &data, "").await;

@@ -275,10 +275,12 @@ impl ConfigFile {
                 usize::from(service.upsert_api_key(k).await.map_err(|e| fail(format!("api_keys[{i}]"), e))?);
         }
         for (i, c) in combos.into_iter().enumerate() {
-            changed += usize::from(service.put_combo(c).await.map_err(|e| fail(format!("combos[{i}]"), e))?);
+            let put = service.put_combo(c, None).await.map_err(|e| fail(format!("combos[{i}]"), e))?;
+            changed += usize::from(put.changed);
         }
         for (i, a) in aliases.into_iter().enumerate() {
-            changed += usize::from(service.put_alias(a).await.map_err(|e| fail(format!("aliases[{i}]"), e))?);
+            let put = service.put_alias(a, None).await.map_err(|e| fail(format!("aliases[{i}]"), e))?;
+            changed += usize::from(put.changed);
         }
         if let Some(allow) = self.gateway.allow_unauthenticated_loopback {
             let current = service.gateway_settings().await.map_err(|e| fail("gateway".into(), e))?;
@@ -289,7 +291,7 @@ impl ConfigFile {
             }
         }
         if let Some(patch) = resilience {
-            service.resilience_patch(patch).await.map_err(|e| fail("resilience".into(), e))?;
+            service.resilience_patch(patch, None).await.map_err(|e| fail("resilience".into(), e))?;
             changed += 1;
         }
         Ok(changed)

@@ -64,6 +64,9 @@ pub struct ConnectionView {
     pub updated_at: UnixMillis,
     /// Claude OAuth connections: the usage-wall lane and limit-reset state.
     pub claude_wall: Option<crate::resilience::ClaudeWallView>,
+    /// Incremented by every change; also the `ETag`. Send it back as `If-Match`
+    /// (REST) or `expectedVersion` (IPC) so a change made elsewhere is not lost.
+    pub version: u64,
 }
 
 /// A new connection. Secrets go in here and are never returned.
@@ -255,6 +258,20 @@ pub struct ComboView {
     pub strategy: ComboStrategy,
     /// Targets in order (1–64).
     pub targets: Vec<ComboTarget>,
+}
+
+/// A management document with its version: the document's own fields and
+/// `version`, which every change increments (also sent as the `ETag`). A write that
+/// sends it back (`If-Match` over REST, `expectedVersion` over IPC) is refused with
+/// `412 precondition_failed` when the document changed in between.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct Versioned<T> {
+    /// The document.
+    #[serde(flatten)]
+    pub doc: T,
+    /// Its version.
+    pub version: u64,
 }
 
 /// A user alias: a model name that routes to another.

@@ -61,6 +61,10 @@ pub enum ErrorCode {
     /// The resource already exists (duplicate id or name).
     #[serde(rename = "conflict")]
     Conflict,
+    /// A write named a version of the document (`If-Match`, `expectedVersion`) that
+    /// is no longer the stored one: someone else changed it first.
+    #[serde(rename = "precondition_failed")]
+    PreconditionFailed,
     /// The gateway is shutting down and takes no new requests.
     #[serde(rename = "shutting_down")]
     ShuttingDown,
@@ -79,7 +83,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 21] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -97,6 +101,7 @@ impl ErrorCode {
         ErrorCode::ValidationFailed,
         ErrorCode::NotFound,
         ErrorCode::Conflict,
+        ErrorCode::PreconditionFailed,
         ErrorCode::ShuttingDown,
         ErrorCode::InternalError,
         ErrorCode::RoutingPaused,
@@ -114,6 +119,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenHost => 403,
             ErrorCode::ModelNotFound | ErrorCode::NoExecutableTargets | ErrorCode::NotFound => 404,
             ErrorCode::Conflict => 409,
+            ErrorCode::PreconditionFailed => 412,
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::WebsocketUnsupported => 426,
             ErrorCode::AllAttemptsRateLimited => 429,
@@ -146,6 +152,7 @@ impl ErrorCode {
             ErrorCode::ValidationFailed => "validation_failed",
             ErrorCode::NotFound => "not_found",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::PreconditionFailed => "precondition_failed",
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::InternalError => "internal_error",
             ErrorCode::RoutingPaused => "routing_paused",

@@ -34,23 +34,30 @@ pub async fn connections_create(
 }
 
 /// Applies a partial change, e.g. the Claude options in `providerSpecific`
-/// (`PATCH /api/providers/{id}`).
+/// (`PATCH /api/providers/{id}`). `expectedVersion` is the version the change was
+/// made to (REST: `If-Match`): a connection changed since answers `412`.
 #[tauri::command]
 #[specta::specta]
 pub async fn connections_update(
     host: State<'_, GatewayHost>,
     id: String,
     patch: Doc<ConnectionPatch>,
+    expected_version: Option<u64>,
 ) -> IpcResult<ConnectionView> {
     let patch = patch.parse()?;
-    call(host, |m| async move { m.update_connection(&id, patch).await }).await
+    call(host, |m| async move { m.update_connection(&id, patch, expected_version).await }).await
 }
 
-/// Deletes a connection (`DELETE /api/providers/{id}`).
+/// Deletes a connection (`DELETE /api/providers/{id}`; `expectedVersion` as for
+/// updates).
 #[tauri::command]
 #[specta::specta]
-pub async fn connections_delete(host: State<'_, GatewayHost>, id: String) -> IpcResult<()> {
-    call(host, |m| async move { m.delete_connection(&id).await }).await
+pub async fn connections_delete(
+    host: State<'_, GatewayHost>,
+    id: String,
+    expected_version: Option<u64>,
+) -> IpcResult<()> {
+    call(host, |m| async move { m.delete_connection(&id, expected_version).await }).await
 }
 
 /// Checks a connection's credentials with one cheap upstream call

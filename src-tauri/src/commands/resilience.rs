@@ -3,6 +3,7 @@
 
 use switchyard_gateway::resilience::Resilience;
 use switchyard_types::ResilienceSettings;
+use switchyard_types::api::Versioned;
 use switchyard_types::resilience::{
     BreakerResetRequest, BreakerResetResult, ConnectionCooldownView, CooldownsClearRequest,
     CooldownsClearResult, LockoutClearRequest, LockoutClearResult, ModelLockoutView, ProviderBreakerView,
@@ -17,25 +18,27 @@ use crate::document::Doc;
 use crate::host::GatewayHost;
 use crate::ipc_error::IpcResult;
 
-/// The effective resilience settings (`GET /api/resilience`).
+/// The effective resilience settings and their version (`GET /api/resilience`).
 #[tauri::command]
 #[specta::specta]
-pub async fn resilience_get(host: State<'_, GatewayHost>) -> IpcResult<ResilienceSettings> {
-    call(host, |m| async move { Ok((*m.resilience_get()).clone()) }).await
+pub async fn resilience_get(host: State<'_, GatewayHost>) -> IpcResult<Versioned<ResilienceSettings>> {
+    call(host, |m| async move { Ok(m.resilience_get()) }).await
 }
 
 /// Applies a partial settings document; rejected whole, with every bad field, on any
-/// issue (`PATCH /api/resilience`).
+/// issue (`PATCH /api/resilience`). `expectedVersion` is the version the change was
+/// made to (REST: `If-Match`): settings changed since answer `412`.
 #[tauri::command]
 #[specta::specta]
 pub async fn resilience_patch(
     host: State<'_, GatewayHost>,
     patch: Doc<ResilienceSettingsPatch>,
-) -> IpcResult<ResilienceSettings> {
+    expected_version: Option<u64>,
+) -> IpcResult<Versioned<ResilienceSettings>> {
     // The REST route's own parser: unknown fields and wrong types become the same
     // path-addressed issues.
     let patch = Resilience::parse_patch(&patch.to_bytes())?;
-    call(host, |m| async move { m.resilience_patch(patch).await.map(|s| (*s).clone()) }).await
+    call(host, |m| async move { m.resilience_patch(patch, expected_version).await }).await
 }
 
 /// The defaults "reset to defaults" restores (`GET /api/resilience/defaults`).
@@ -111,20 +114,23 @@ pub async fn lockouts_clear(
     call(host, |m| async move { m.clear_lockout(request) }).await
 }
 
-/// The model-lockout settings (`GET /api/resilience/model-lockout`).
+/// The model-lockout settings, with the settings document's version
+/// (`GET /api/resilience/model-lockout`).
 #[tauri::command]
 #[specta::specta]
-pub async fn model_lockout_get(host: State<'_, GatewayHost>) -> IpcResult<ModelLockoutSettings> {
+pub async fn model_lockout_get(host: State<'_, GatewayHost>) -> IpcResult<Versioned<ModelLockoutSettings>> {
     call(host, |m| async move { Ok(m.model_lockout_get()) }).await
 }
 
-/// Applies a partial model-lockout document (`PATCH /api/resilience/model-lockout`).
+/// Applies a partial model-lockout document (`PATCH /api/resilience/model-lockout`;
+/// `expectedVersion` as for `resilience_patch`).
 #[tauri::command]
 #[specta::specta]
 pub async fn model_lockout_patch(
     host: State<'_, GatewayHost>,
     patch: Doc<ModelLockoutPatch>,
-) -> IpcResult<ModelLockoutSettings> {
+    expected_version: Option<u64>,
+) -> IpcResult<Versioned<ModelLockoutSettings>> {
     let patch = patch.parse()?;
-    call(host, |m| async move { m.model_lockout_patch(patch).await }).await
+    call(host, |m| async move { m.model_lockout_patch(patch, expected_version).await }).await
 }

@@ -15,11 +15,15 @@ export const commands = {
 	connectionsCreate: (request: ConnectionCreateRequest) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_create", { request })),
 	/**
 	 *  Applies a partial change, e.g. the Claude options in `providerSpecific`
-	 *  (`PATCH /api/providers/{id}`).
+	 *  (`PATCH /api/providers/{id}`). `expectedVersion` is the version the change was
+	 *  made to (REST: `If-Match`): a connection changed since answers `412`.
 	 */
-	connectionsUpdate: (id: string, patch: ConnectionPatch) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_update", { id, patch })),
-	/**  Deletes a connection (`DELETE /api/providers/{id}`). */
-	connectionsDelete: (id: string) => typedError<null, IpcError>(__TAURI_INVOKE("connections_delete", { id })),
+	connectionsUpdate: (id: string, patch: ConnectionPatch, expectedVersion: number | null) => typedError<ConnectionView, IpcError>(__TAURI_INVOKE("connections_update", { id, patch, expectedVersion })),
+	/**
+	 *  Deletes a connection (`DELETE /api/providers/{id}`; `expectedVersion` as for
+	 *  updates).
+	 */
+	connectionsDelete: (id: string, expectedVersion: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("connections_delete", { id, expectedVersion })),
 	/**
 	 *  Checks a connection's credentials with one cheap upstream call
 	 *  (`POST /api/providers/{id}/test`).
@@ -32,17 +36,17 @@ export const commands = {
 	/**  Deletes a client key (`DELETE /api/keys/{id}`). */
 	keysDelete: (id: string) => typedError<null, IpcError>(__TAURI_INVOKE("keys_delete", { id })),
 	/**  Every combo (`GET /api/combos`). */
-	combosList: () => typedError<ComboView[], IpcError>(__TAURI_INVOKE("combos_list")),
+	combosList: () => typedError<Versioned<ComboView>[], IpcError>(__TAURI_INVOKE("combos_list")),
 	/**  Creates or replaces a combo (`POST /api/combos`). */
-	combosPut: (combo: ComboView) => typedError<ComboView, IpcError>(__TAURI_INVOKE("combos_put", { combo })),
+	combosPut: (combo: ComboView, expectedVersion: number | null) => typedError<Versioned<ComboView>, IpcError>(__TAURI_INVOKE("combos_put", { combo, expectedVersion })),
 	/**  Deletes a combo (`DELETE /api/combos/{name}`). */
-	combosDelete: (name: string) => typedError<null, IpcError>(__TAURI_INVOKE("combos_delete", { name })),
+	combosDelete: (name: string, expectedVersion: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("combos_delete", { name, expectedVersion })),
 	/**  Every model alias (`GET /api/aliases`). */
-	aliasesList: () => typedError<AliasView[], IpcError>(__TAURI_INVOKE("aliases_list")),
+	aliasesList: () => typedError<Versioned<AliasView>[], IpcError>(__TAURI_INVOKE("aliases_list")),
 	/**  Creates or replaces an alias (`POST /api/aliases`). */
-	aliasesPut: (alias: AliasView) => typedError<AliasView, IpcError>(__TAURI_INVOKE("aliases_put", { alias })),
+	aliasesPut: (alias: AliasView, expectedVersion: number | null) => typedError<Versioned<AliasView>, IpcError>(__TAURI_INVOKE("aliases_put", { alias, expectedVersion })),
 	/**  Deletes an alias (`DELETE /api/aliases/{from}`). */
-	aliasesDelete: (from: string) => typedError<null, IpcError>(__TAURI_INVOKE("aliases_delete", { from })),
+	aliasesDelete: (from: string, expectedVersion: number | null) => typedError<null, IpcError>(__TAURI_INVOKE("aliases_delete", { from, expectedVersion })),
 	/**
 	 *  Liveness, breakers, out-of-rotation counts, Claude accounts
 	 *  (`GET /api/monitoring/health`).
@@ -55,13 +59,14 @@ export const commands = {
 	monitoringSummary: () => typedError<MonitoringSummaryView, IpcError>(__TAURI_INVOKE("monitoring_summary")),
 	/**  Recent upstream attempts, newest first (`GET /api/logs`). */
 	logsList: (query: LogsQuery) => typedError<RequestLogEntryView[], IpcError>(__TAURI_INVOKE("logs_list", { query })),
-	/**  The effective resilience settings (`GET /api/resilience`). */
-	resilienceGet: () => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_get")),
+	/**  The effective resilience settings and their version (`GET /api/resilience`). */
+	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
 	 *  Applies a partial settings document; rejected whole, with every bad field, on any
-	 *  issue (`PATCH /api/resilience`).
+	 *  issue (`PATCH /api/resilience`). `expectedVersion` is the version the change was
+	 *  made to (REST: `If-Match`): settings changed since answer `412`.
 	 */
-	resiliencePatch: (patch: ResilienceSettingsPatch) => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_patch", { patch })),
+	resiliencePatch: (patch: ResilienceSettingsPatch, expectedVersion: number | null) => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_patch", { patch, expectedVersion })),
 	/**  The defaults "reset to defaults" restores (`GET /api/resilience/defaults`). */
 	resilienceDefaults: () => typedError<ResilienceSettings, IpcError>(__TAURI_INVOKE("resilience_defaults")),
 	/**  The validator's ranges table, for forms (`GET /api/resilience/ranges`). */
@@ -84,10 +89,16 @@ export const commands = {
 	lockoutsList: () => typedError<ModelLockoutView[], IpcError>(__TAURI_INVOKE("lockouts_list")),
 	/**  Re-enables a locked-out model (`DELETE /api/resilience/model-cooldowns`). */
 	lockoutsClear: (request: LockoutClearRequest) => typedError<LockoutClearResult, IpcError>(__TAURI_INVOKE("lockouts_clear", { request })),
-	/**  The model-lockout settings (`GET /api/resilience/model-lockout`). */
-	modelLockoutGet: () => typedError<ModelLockoutSettings, IpcError>(__TAURI_INVOKE("model_lockout_get")),
-	/**  Applies a partial model-lockout document (`PATCH /api/resilience/model-lockout`). */
-	modelLockoutPatch: (patch: ModelLockoutPatch) => typedError<ModelLockoutSettings, IpcError>(__TAURI_INVOKE("model_lockout_patch", { patch })),
+	/**
+	 *  The model-lockout settings, with the settings document's version
+	 *  (`GET /api/resilience/model-lockout`).
+	 */
+	modelLockoutGet: () => typedError<Versioned<ModelLockoutSettings>, IpcError>(__TAURI_INVOKE("model_lockout_get")),
+	/**
+	 *  Applies a partial model-lockout document (`PATCH /api/resilience/model-lockout`;
+	 *  `expectedVersion` as for `resilience_patch`).
+	 */
+	modelLockoutPatch: (patch: ModelLockoutPatch, expectedVersion: number | null) => typedError<Versioned<ModelLockoutSettings>, IpcError>(__TAURI_INVOKE("model_lockout_patch", { patch, expectedVersion })),
 	/**  Base URL, version, pause state, whether clients need a key (`GET /api/gateway`). */
 	gatewayStatus: () => typedError<GatewayStatusView, IpcError>(__TAURI_INVOKE("gateway_status")),
 	/**  Pauses or resumes routing (`POST /api/gateway/pause`). */
@@ -605,6 +616,11 @@ export type ConnectionView = {
 	updatedAt: UnixMillis,
 	/**  Claude OAuth connections: the usage-wall lane and limit-reset state. */
 	claudeWall: ClaudeWallView | null,
+	/**
+	 *  Incremented by every change; also the `ETag`. Send it back as `If-Match`
+	 *  (REST) or `expectedVersion` (IPC) so a change made elsewhere is not lost.
+	 */
+	version: number,
 };
 
 /**  A connection (or key, combo, alias) was created, changed or deleted. */
@@ -730,6 +746,11 @@ export type ErrorCode =
 "not_found" | 
 /**  The resource already exists (duplicate id or name). */
 "conflict" | 
+/**
+ *  A write named a version of the document (`If-Match`, `expectedVersion`) that
+ *  is no longer the stored one: someone else changed it first.
+ */
+"precondition_failed" | 
 /**  The gateway is shutting down and takes no new requests. */
 "shutting_down" | 
 /**  An unexpected internal failure (database error and the like). */
@@ -1321,6 +1342,17 @@ export type ValidationIssue = {
 };
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
+
+/**
+ *  A management document with its version: the document's own fields and
+ *  `version`, which every change increments (also sent as the `ETag`). A write that
+ *  sends it back (`If-Match` over REST, `expectedVersion` over IPC) is refused with
+ *  `412 precondition_failed` when the document changed in between.
+ */
+export type Versioned<T> = {
+	/**  Its version. */
+	version: number,
+} & T;
 
 /**  Partial [`WindowGateSettings`]. */
 export type WindowGatePatch = {

@@ -5,9 +5,9 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::StatusCode;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use switchyard_types::api::{
-    AliasView, ApiKeyCreateRequest, ComboView, ConnectionCreateRequest, ConnectionPatch, LogsQuery,
+    AliasView, ApiKeyCreateRequest, ComboView, ConnectionCreateRequest, ConnectionPatch, LogsQuery, Versioned,
 };
 
 use switchyard_types::resilience::{BreakerResetRequest, CooldownsClearRequest, LockoutClearRequest};
@@ -45,6 +45,41 @@ fn created<T: serde::Serialize>(value: T) -> ApiResult {
 
 fn no_content() -> ApiResult {
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// A document with its version as the `ETag` (strong: `"N"`).
+fn tagged<T: serde::Serialize>(value: T, version: u64) -> ApiResult {
+    let mut response = axum::Json(value).into_response();
+    if let Ok(v) = HeaderValue::try_from(format!("\"{version}\"")) {
+        response.headers_mut().insert(header::ETAG, v);
+    }
+    Ok(response)
+}
+
+/// A versioned document, tagged.
+fn versioned<T: serde::Serialize>(doc: Versioned<T>) -> ApiResult {
+    let version = doc.version;
+    tagged(doc, version)
+}
+
+/// The version a write was made to, from `If-Match` (`"N"`, `W/"N"` or `N`);
+/// absent or `*` means "whatever is stored now" (the write is still serialized, so
+/// no other change is lost). Anything else is a 400 naming the header.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, Fail> {
+    let Some(value) = headers.get(header::IF_MATCH) else { return Ok(None) };
+    let text = value.to_str().unwrap_or_default().trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    let tag = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
+    tag.parse::<u64>().map(Some).map_err(|_| {
+        Fail(GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
+            path: "If-Match".to_owned(),
+            message: format!(
+                "must be the document's ETag (a version number in quotes, e.g. \"3\"), got '{text}'"
+            ),
+        }]))
+    })
 }
 
 /// The `/api` routes (the token guard is layered on by the caller).
@@ -87,19 +122,24 @@ async fn create_provider(
 }
 
 async fn get_provider(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    ok(s.management.get_connection(&id).await?)
+    let view = s.management.get_connection(&id).await?;
+    let version = view.version;
+    tagged(view, version)
 }
 
 async fn update_provider(
     State(s): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     ApiJson(patch): ApiJson<ConnectionPatch>,
 ) -> ApiResult {
-    ok(s.management.update_connection(&id, patch).await?)
+    let view = s.management.update_connection(&id, patch, if_match(&headers)?).await?;
+    let version = view.version;
+    tagged(view, version)
 }
 
-async fn delete_provider(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
-    s.management.delete_connection(&id).await?;
+async fn delete_provider(State(s): State<AppState>, Path(id): Path<String>, headers: HeaderMap) -> ApiResult {
+    s.management.delete_connection(&id, if_match(&headers)?).await?;
     no_content()
 }
 
@@ -124,13 +164,16 @@ async fn list_combos(State(s): State<AppState>) -> ApiResult {
     ok(s.management.list_combos().await?)
 }
 
-async fn put_combo(State(s): State<AppState>, ApiJson(combo): ApiJson<ComboView>) -> ApiResult {
-    s.management.put_combo(combo.clone()).await?;
-    ok(combo)
+async fn put_combo(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(combo): ApiJson<ComboView>,
+) -> ApiResult {
+    versioned(s.management.put_combo(combo, if_match(&headers)?).await?.doc)
 }
 
-async fn delete_combo(State(s): State<AppState>, Path(name): Path<String>) -> ApiResult {
-    s.management.delete_combo(&name).await?;
+async fn delete_combo(State(s): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> ApiResult {
+    s.management.delete_combo(&name, if_match(&headers)?).await?;
     no_content()
 }
 
@@ -138,13 +181,16 @@ async fn list_aliases(State(s): State<AppState>) -> ApiResult {
     ok(s.management.list_aliases().await?)
 }
 
-async fn put_alias(State(s): State<AppState>, ApiJson(alias): ApiJson<AliasView>) -> ApiResult {
-    s.management.put_alias(alias.clone()).await?;
-    ok(alias)
+async fn put_alias(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(alias): ApiJson<AliasView>,
+) -> ApiResult {
+    versioned(s.management.put_alias(alias, if_match(&headers)?).await?.doc)
 }
 
-async fn delete_alias(State(s): State<AppState>, Path(from): Path<String>) -> ApiResult {
-    s.management.delete_alias(&from).await?;
+async fn delete_alias(State(s): State<AppState>, Path(from): Path<String>, headers: HeaderMap) -> ApiResult {
+    s.management.delete_alias(&from, if_match(&headers)?).await?;
     no_content()
 }
 
@@ -181,12 +227,17 @@ async fn logs(
 }
 
 async fn resilience_get(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.resilience_get())
+    versioned(s.management.resilience_get())
 }
 
-async fn resilience_patch(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {
+async fn resilience_patch(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult {
+    let expected = if_match(&headers)?;
     let patch = crate::resilience::Resilience::parse_patch(&body)?;
-    ok(s.management.resilience_patch(patch).await?)
+    versioned(s.management.resilience_patch(patch, expected).await?)
 }
 
 async fn resilience_defaults(State(s): State<AppState>) -> ApiResult {
@@ -233,12 +284,13 @@ async fn lockouts_clear(State(s): State<AppState>, ApiJson(req): ApiJson<Lockout
 }
 
 async fn model_lockout_get(State(s): State<AppState>) -> ApiResult {
-    ok(s.management.model_lockout_get())
+    versioned(s.management.model_lockout_get())
 }
 
 async fn model_lockout_patch(
     State(s): State<AppState>,
+    headers: HeaderMap,
     ApiJson(patch): ApiJson<ModelLockoutPatch>,
 ) -> ApiResult {
-    ok(s.management.model_lockout_patch(patch).await?)
+    versioned(s.management.model_lockout_patch(patch, if_match(&headers)?).await?)
 }

@@ -65,6 +65,7 @@ pub fn key_issues(req: &ApiKeyCreateRequest, table: &RoutingTable) -> Issues {
 impl ManagementService {
     /// Creates a key; 409 when the name is taken.
     pub async fn create_api_key(&self, req: ApiKeyCreateRequest) -> MgmtResult<ApiKeyCreatedResult> {
+        let _writing = self.writing().await;
         self.checked_key(&req).await?;
         let existing = self.store.list_api_keys().await?;
         if existing.iter().any(|k| k.name == req.name) {
@@ -101,6 +102,7 @@ impl ManagementService {
     /// stored hashed); writes nothing when it already matches. Returns whether
     /// anything changed.
     pub async fn upsert_api_key(&self, req: ApiKeyCreateRequest) -> MgmtResult<bool> {
+        let _writing = self.writing().await;
         self.checked_key(&req).await?;
         let Some(plain) = req.key.clone() else {
             return Err(GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
@@ -135,6 +137,7 @@ impl ManagementService {
 
     /// Deletes a key by id.
     pub async fn delete_api_key(&self, id: &str) -> MgmtResult<()> {
+        let _writing = self.writing().await;
         if !self.store.delete_api_key(id).await? {
             return Err(GatewayError::new(ErrorCode::NotFound, format!("API key '{id}' does not exist")));
         }

@@ -8,7 +8,7 @@ use switchyard_types::api::{ConnectionCreateRequest, ConnectionPatch, Connection
 use switchyard_types::{ApiFormat, AuthKind, ErrorCode};
 
 use super::validate::{self, Issues};
-use super::{ManagementService, MgmtResult};
+use super::{ManagementService, MgmtResult, check_version};
 use crate::errors::GatewayError;
 use crate::routing::Connection;
 use crate::routing::connection::effective_base_url;
@@ -50,6 +50,7 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         created_at: r.created_at,
         updated_at: r.updated_at,
         claude_wall: None,
+        version: u64::try_from(r.version).unwrap_or(0),
     }
 }
 
@@ -125,6 +126,8 @@ impl ManagementService {
             provider_specific: req.provider_specific.unwrap_or_else(|| Value::Object(Map::new())),
             created_at: existing.map_or(now, |e| e.created_at),
             updated_at: now,
+            // A new row starts at 1; a replaced one is one past the stored version.
+            version: existing.map_or(1, |e| e.version + 1),
         };
         check_record(&record, &mut issues);
         if issues.is_empty() { Ok(record) } else { Err(GatewayError::validation(issues.0)) }
@@ -132,13 +135,14 @@ impl ManagementService {
 
     /// Creates a connection; 409 when the id exists.
     pub async fn create_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionView> {
+        let _writing = self.writing().await;
         if let Some(id) = &req.id
             && self.store.get_connection(id).await?.is_some()
         {
             return Err(GatewayError::new(ErrorCode::Conflict, format!("connection '{id}' already exists")));
         }
         let record = self.record_from_request(req, None)?;
-        self.store.put_connection(&record).await?;
+        self.store.put_connection(&record, None).await?;
         self.reload().await?;
         Ok(view(&record))
     }
@@ -146,6 +150,7 @@ impl ManagementService {
     /// Creates or replaces a connection by id, writing nothing when the stored row
     /// already matches (so importing the same config twice changes nothing).
     pub async fn upsert_connection(&self, req: ConnectionCreateRequest) -> MgmtResult<ConnectionUpsert> {
+        let _writing = self.writing().await;
         let existing = match &req.id {
             Some(id) => self.store.get_connection(id).await?,
             None => None,
@@ -156,6 +161,7 @@ impl ManagementService {
             Some(old) => {
                 let mut candidate = record.clone();
                 candidate.updated_at = old.updated_at;
+                candidate.version = old.version;
                 if &candidate == old {
                     return Ok(ConnectionUpsert::Unchanged);
                 }
@@ -163,14 +169,24 @@ impl ManagementService {
             }
         };
         record.created_at = existing.as_ref().map_or(record.created_at, |e| e.created_at);
-        self.store.put_connection(&record).await?;
+        self.store.put_connection(&record, existing.as_ref().map(|e| e.version)).await?;
+        if outcome == ConnectionUpsert::Updated {
+            self.store.scrub().await?;
+        }
         self.reload().await?;
         Ok(outcome)
     }
 
-    /// Applies a partial change.
-    pub async fn update_connection(&self, id: &str, patch: ConnectionPatch) -> MgmtResult<ConnectionView> {
+    /// Applies a partial change (`412` when `expected` is not the stored version).
+    pub async fn update_connection(
+        &self,
+        id: &str,
+        patch: ConnectionPatch,
+        expected: Option<u64>,
+    ) -> MgmtResult<ConnectionView> {
+        let _writing = self.writing().await;
         let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+        check_version(&format!("connection '{id}'"), expected, r.version)?;
         let before = (r.auth_kind, r.api_key.clone(), r.access_token.clone());
         let mut issues = Issues::default();
         if let Some(v) = patch.name {
@@ -217,20 +233,29 @@ impl ManagementService {
             return Err(GatewayError::validation(issues.0));
         }
         r.updated_at = self.clock.now_wall();
-        self.store.put_connection(&r).await?;
+        self.store.put_connection(&r, Some(r.version)).await?;
+        r.version += 1;
         self.reload().await?;
         if before != (r.auth_kind, r.api_key.clone(), r.access_token.clone()) {
+            // The old secret must not stay readable in the log's old pages.
+            self.store.scrub().await?;
             // New credentials lift every cooldown and terminal state of the connection.
             self.resilience.engine.reset_connection(&r.id);
         }
         Ok(view(&r))
     }
 
-    /// Deletes a connection.
-    pub async fn delete_connection(&self, id: &str) -> MgmtResult<()> {
+    /// Deletes a connection (`412` when `expected` is not the stored version).
+    pub async fn delete_connection(&self, id: &str, expected: Option<u64>) -> MgmtResult<()> {
+        let _writing = self.writing().await;
+        if expected.is_some() {
+            let current = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
+            check_version(&format!("connection '{id}'"), expected, current.version)?;
+        }
         if !self.store.delete_connection(id).await? {
             return Err(missing(id));
         }
+        self.store.scrub().await?;
         self.reload().await
     }
 
@@ -290,6 +315,7 @@ impl ManagementService {
         refresh_token: Option<String>,
         expires_at: Option<switchyard_types::UnixMillis>,
     ) -> MgmtResult<()> {
+        let _writing = self.writing().await;
         let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
         r.access_token = Some(access_token);
         if let Some(t) = refresh_token {
@@ -297,7 +323,8 @@ impl ManagementService {
         }
         r.token_expires_at = expires_at.or(r.token_expires_at);
         r.updated_at = self.clock.now_wall();
-        self.store.put_connection(&r).await?;
+        self.store.put_connection(&r, Some(r.version)).await?;
+        self.store.scrub().await?;
         self.reload().await
     }
 }

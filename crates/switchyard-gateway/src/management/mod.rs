@@ -4,6 +4,14 @@
 //!
 //! Writes validate the whole document first, then commit to SQLite, then rebuild
 //! the routing snapshot, so the request path sees either the old or the new state.
+//!
+//! Concurrent writers (two UI pages, a script beside the UI) never lose an
+//! acknowledged change: every read-modify-write runs under one write lock (so the
+//! routing snapshot and the effective settings follow the stored order too), and
+//! each stored write is a compare-and-swap on the document's version, which also
+//! holds across processes sharing the database. A writer that names the version it
+//! edited (`If-Match`, `expectedVersion`) gets `412 precondition_failed` when the
+//! document changed in between, instead of overwriting that change.
 
 mod api_keys;
 mod connections;
@@ -16,7 +24,8 @@ pub mod validate;
 
 use std::sync::Arc;
 
-use switchyard_types::api::GatewaySettings;
+use switchyard_types::ErrorCode;
+use switchyard_types::api::{GatewaySettings, Versioned};
 use switchyard_types::status::ChangeTopic;
 
 use switchyard_resilience::claude_wall::ClaudeWall;
@@ -30,6 +39,7 @@ use crate::routing::{RoutingTable, SharedRouting};
 use crate::store::{Store, StoreError};
 
 pub use connections::ConnectionUpsert;
+pub use routes::Put;
 
 /// Settings key of the gateway settings document.
 pub const GATEWAY_SETTINGS_KEY: &str = "gateway";
@@ -39,8 +49,37 @@ pub type MgmtResult<T> = Result<T, GatewayError>;
 
 impl From<StoreError> for GatewayError {
     fn from(e: StoreError) -> Self {
-        GatewayError::internal(e)
+        match e {
+            StoreError::Stale { what, expected } => GatewayError::new(
+                ErrorCode::PreconditionFailed,
+                format!(
+                    "{what} changed elsewhere since version {expected}; reload it and apply your change again"
+                ),
+            ),
+            other => GatewayError::internal(other),
+        }
     }
+}
+
+/// Refuses a write made to version `expected` of a document now at `current`
+/// (a document that does not exist is at version 0).
+pub(crate) fn check_version(what: &str, expected: Option<u64>, current: i64) -> MgmtResult<()> {
+    let current = u64::try_from(current).unwrap_or(0);
+    match expected {
+        Some(expected) if expected != current => Err(GatewayError::new(
+            ErrorCode::PreconditionFailed,
+            format!(
+                "{what} changed elsewhere (you edited version {expected}, it is now at version {current}); \
+                 reload it and apply your change again"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A document and its version, for the API.
+pub(crate) fn versioned<T>(doc: T, version: i64) -> Versioned<T> {
+    Versioned { doc, version: u64::try_from(version).unwrap_or(0) }
 }
 
 /// The management operations over one store and routing snapshot.
@@ -55,6 +94,8 @@ pub struct ManagementService {
     resilience: Arc<Resilience>,
     claude_wall: Arc<ClaudeWall>,
     control: Arc<Control>,
+    /// Serializes every read-modify-write of a management document.
+    write_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl ManagementService {
@@ -80,7 +121,13 @@ impl ManagementService {
             resilience,
             claude_wall,
             control,
+            write_lock: Arc::new(tokio::sync::Mutex::new(())),
         }
+    }
+
+    /// Holds the write lock for one read-modify-write.
+    async fn writing(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.write_lock.lock().await
     }
 
     /// The routing pause switch and the change feed.
@@ -127,7 +174,8 @@ impl ManagementService {
 
     /// Replaces the gateway settings.
     pub async fn put_gateway_settings(&self, settings: GatewaySettings) -> MgmtResult<GatewaySettings> {
-        self.store.put_setting(GATEWAY_SETTINGS_KEY, &settings, self.clock.now_wall()).await?;
+        let _writing = self.writing().await;
+        self.store.put_setting(GATEWAY_SETTINGS_KEY, &settings, self.clock.now_wall(), None).await?;
         self.reload().await?;
         Ok(settings)
     }

@@ -2,9 +2,8 @@
 //! cooldowns and model lockouts. Thin over the engine; terminal connection states are
 //! never cleared here (only a credentials change or an operator reset lifts them).
 
-use std::sync::Arc;
-
 use switchyard_types::ErrorCode;
+use switchyard_types::api::Versioned;
 use switchyard_types::resilience::{
     BreakerResetRequest, BreakerResetResult, ConnectionCooldownView, CooldownsClearRequest,
     CooldownsClearResult, LockoutClearRequest, LockoutClearResult, ModelLockoutView, ProviderBreakerView,
@@ -18,19 +17,25 @@ use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
 
 impl ManagementService {
-    /// The effective resilience settings.
-    pub fn resilience_get(&self) -> Arc<ResilienceSettings> {
-        self.resilience.settings()
+    /// The effective resilience settings and the stored document's version. The
+    /// version is read first: a concurrent write can then only make it look older
+    /// than the settings (a needless `412`), never newer (a lost change).
+    pub fn resilience_get(&self) -> Versioned<ResilienceSettings> {
+        let version = self.resilience.version();
+        Versioned { doc: (*self.resilience.settings()).clone(), version }
     }
 
-    /// Applies a partial settings document; rejected whole on any issue.
+    /// Applies a partial settings document; rejected whole on any issue, and with
+    /// `412` when `expected` is not the stored version.
     pub async fn resilience_patch(
         &self,
         patch: ResilienceSettingsPatch,
-    ) -> MgmtResult<Arc<ResilienceSettings>> {
-        let settings = self.resilience.patch(patch).await?;
+        expected: Option<u64>,
+    ) -> MgmtResult<Versioned<ResilienceSettings>> {
+        let _writing = self.writing().await;
+        let settings = self.resilience.patch(patch, expected).await?;
         self.control.notify(ChangeTopic::Settings);
-        Ok(settings)
+        Ok(Versioned { doc: (*settings).clone(), version: self.resilience.version() })
     }
 
     /// A dry run of [`ManagementService::resilience_patch`] (the config file checks
@@ -54,19 +59,27 @@ impl ManagementService {
         SettingsRanges::current()
     }
 
-    /// The model-lockout settings.
-    pub fn model_lockout_get(&self) -> ModelLockoutSettings {
-        self.resilience.settings().model_lockout.clone()
+    /// The model-lockout settings, with the version of the settings document they
+    /// are part of.
+    pub fn model_lockout_get(&self) -> Versioned<ModelLockoutSettings> {
+        let version = self.resilience.version();
+        Versioned { doc: self.resilience.settings().model_lockout.clone(), version }
     }
 
-    /// Applies a partial model-lockout document.
-    pub async fn model_lockout_patch(&self, patch: ModelLockoutPatch) -> MgmtResult<ModelLockoutSettings> {
+    /// Applies a partial model-lockout document (`412` when `expected` is not the
+    /// settings document's version).
+    pub async fn model_lockout_patch(
+        &self,
+        patch: ModelLockoutPatch,
+        expected: Option<u64>,
+    ) -> MgmtResult<Versioned<ModelLockoutSettings>> {
         let whole =
             ResilienceSettingsPatch { model_lockout: Some(patch), ..ResilienceSettingsPatch::default() };
-        match self.resilience.patch(whole).await {
+        let _writing = self.writing().await;
+        match self.resilience.patch(whole, expected).await {
             Ok(s) => {
                 self.control.notify(ChangeTopic::Settings);
-                Ok(s.model_lockout.clone())
+                Ok(Versioned { doc: s.model_lockout.clone(), version: self.resilience.version() })
             }
             Err(mut e) => {
                 // Report paths relative to the model-lockout document.

@@ -2,92 +2,123 @@
 //! table when written, so a typo is caught at once rather than at request time.
 
 use switchyard_types::ErrorCode;
-use switchyard_types::api::{AliasView, ComboView};
+use switchyard_types::api::{AliasView, ComboView, Versioned};
 
 use super::validate::{self, Issues};
-use super::{ManagementService, MgmtResult};
+use super::{ManagementService, MgmtResult, check_version, versioned};
 use crate::errors::GatewayError;
 use crate::routing::RoutingTable;
 use crate::store::{AliasRecord, ComboRecord};
 
 impl ManagementService {
-    /// All combos.
-    pub async fn list_combos(&self) -> MgmtResult<Vec<ComboView>> {
-        Ok(self
-            .store
-            .list_combos()
-            .await?
-            .into_iter()
-            .map(|c| ComboView { name: c.name, strategy: c.strategy, targets: c.targets })
-            .collect())
+    /// All combos, each with its version.
+    pub async fn list_combos(&self) -> MgmtResult<Vec<Versioned<ComboView>>> {
+        Ok(self.store.list_combos().await?.into_iter().map(combo_view).collect())
     }
 
-    /// Creates or replaces a combo by name; returns whether anything changed.
-    pub async fn put_combo(&self, combo: ComboView) -> MgmtResult<bool> {
+    /// Creates or replaces a combo by name (`412` when `expected` is not the stored
+    /// version; a combo that does not exist is at version 0).
+    pub async fn put_combo(&self, combo: ComboView, expected: Option<u64>) -> MgmtResult<Put<ComboView>> {
+        let _writing = self.writing().await;
         let issues = combo_issues(&combo, &self.routing.load());
         if !issues.is_empty() {
             return Err(GatewayError::validation(issues.0));
         }
         let existing = self.store.list_combos().await?;
         let current = existing.iter().find(|c| c.name == combo.name);
-        if current.is_some_and(|c| c.strategy == combo.strategy && c.targets == combo.targets) {
-            return Ok(false);
+        check_version(&format!("combo '{}'", combo.name), expected, current.map_or(0, |c| c.version))?;
+        if let Some(c) = current.filter(|c| c.strategy == combo.strategy && c.targets == combo.targets) {
+            return Ok(Put { changed: false, doc: versioned(combo, c.version) });
         }
         let now = self.clock.now_wall();
         let record = ComboRecord {
-            name: combo.name,
+            name: combo.name.clone(),
             strategy: combo.strategy,
-            targets: combo.targets,
+            targets: combo.targets.clone(),
             created_at: current.map_or(now, |c| c.created_at),
             updated_at: now,
+            version: current.map_or(1, |c| c.version + 1),
         };
-        self.store.put_combo(&record).await?;
+        self.store.put_combo(&record, current.map(|c| c.version)).await?;
         self.reload().await?;
-        Ok(true)
+        Ok(Put { changed: true, doc: versioned(combo, record.version) })
     }
 
-    /// Deletes a combo.
-    pub async fn delete_combo(&self, name: &str) -> MgmtResult<()> {
+    /// Deletes a combo (`412` when `expected` is not the stored version).
+    pub async fn delete_combo(&self, name: &str, expected: Option<u64>) -> MgmtResult<()> {
+        let _writing = self.writing().await;
+        if expected.is_some() {
+            let combos = self.store.list_combos().await?;
+            let current = combos.iter().find(|c| c.name == name).map_or(0, |c| c.version);
+            check_version(&format!("combo '{name}'"), expected, current)?;
+        }
         if !self.store.delete_combo(name).await? {
             return Err(GatewayError::new(ErrorCode::NotFound, format!("combo '{name}' does not exist")));
         }
         self.reload().await
     }
 
-    /// All aliases.
-    pub async fn list_aliases(&self) -> MgmtResult<Vec<AliasView>> {
+    /// All aliases, each with its version.
+    pub async fn list_aliases(&self) -> MgmtResult<Vec<Versioned<AliasView>>> {
         Ok(self
             .store
             .list_aliases()
             .await?
             .into_iter()
-            .map(|a| AliasView { from: a.alias, to: a.target })
+            .map(|a| versioned(AliasView { from: a.alias, to: a.target }, a.version))
             .collect())
     }
 
-    /// Creates or replaces an alias; returns whether anything changed.
-    pub async fn put_alias(&self, alias: AliasView) -> MgmtResult<bool> {
-        let table = self.routing.load();
-        let issues = alias_issues(&alias, &table);
+    /// Creates or replaces an alias (`412` when `expected` is not the stored version;
+    /// an alias that does not exist is at version 0).
+    pub async fn put_alias(&self, alias: AliasView, expected: Option<u64>) -> MgmtResult<Put<AliasView>> {
+        let _writing = self.writing().await;
+        let issues = alias_issues(&alias, &self.routing.load());
         if !issues.is_empty() {
             return Err(GatewayError::validation(issues.0));
         }
-        if table.aliases.get(&alias.from) == Some(&alias.to) {
-            return Ok(false);
+        let aliases = self.store.list_aliases().await?;
+        let current = aliases.iter().find(|a| a.alias == alias.from);
+        check_version(&format!("alias '{}'", alias.from), expected, current.map_or(0, |a| a.version))?;
+        if let Some(a) = current.filter(|a| a.target == alias.to) {
+            return Ok(Put { changed: false, doc: versioned(alias, a.version) });
         }
-        let record = AliasRecord { alias: alias.from, target: alias.to };
-        self.store.put_alias(&record, self.clock.now_wall()).await?;
+        let record = AliasRecord {
+            alias: alias.from.clone(),
+            target: alias.to.clone(),
+            version: current.map_or(1, |a| a.version + 1),
+        };
+        self.store.put_alias(&record, self.clock.now_wall(), current.map(|a| a.version)).await?;
         self.reload().await?;
-        Ok(true)
+        Ok(Put { changed: true, doc: versioned(alias, record.version) })
     }
 
-    /// Deletes an alias.
-    pub async fn delete_alias(&self, from: &str) -> MgmtResult<()> {
+    /// Deletes an alias (`412` when `expected` is not the stored version).
+    pub async fn delete_alias(&self, from: &str, expected: Option<u64>) -> MgmtResult<()> {
+        let _writing = self.writing().await;
+        if expected.is_some() {
+            let aliases = self.store.list_aliases().await?;
+            let current = aliases.iter().find(|a| a.alias == from).map_or(0, |a| a.version);
+            check_version(&format!("alias '{from}'"), expected, current)?;
+        }
         if !self.store.delete_alias(from).await? {
             return Err(GatewayError::new(ErrorCode::NotFound, format!("alias '{from}' does not exist")));
         }
         self.reload().await
     }
+}
+
+/// What a create-or-replace did: whether anything changed, and the document now.
+#[derive(Debug, Clone)]
+pub struct Put<T> {
+    /// False when the stored document already held exactly this.
+    pub changed: bool,
+    /// The document and its version.
+    pub doc: Versioned<T>,
+}
+
+fn combo_view(c: ComboRecord) -> Versioned<ComboView> {
+    versioned(ComboView { name: c.name, strategy: c.strategy, targets: c.targets }, c.version)
 }
 
 /// Every problem with a combo, checked against `table`.

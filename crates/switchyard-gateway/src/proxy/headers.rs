@@ -110,6 +110,7 @@ mod tests {
             provider_specific: json!({}),
             created_at: UnixMillis(0),
             updated_at: UnixMillis(0),
+            version: 1,
         })
     }
 

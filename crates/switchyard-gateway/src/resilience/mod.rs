@@ -9,9 +9,11 @@
 mod persist;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use switchyard_resilience::{Clock, Engine, EngineEvent};
+use switchyard_types::ErrorCode;
 use switchyard_types::api::ValidationIssue;
 use switchyard_types::settings::{
     EnvSource, ResilienceSettings, ResilienceSettingsPatch, UnreadableKind, layer, parse_patch,
@@ -34,6 +36,8 @@ pub struct Resilience {
     /// The engine (thread-safe; its hot-path calls take microseconds).
     pub engine: Arc<Engine>,
     effective: ArcSwap<ResilienceSettings>,
+    /// The stored document's version (0: never written), for `ETag`s and `If-Match`.
+    version: AtomicU64,
     store: Store,
     env: Arc<dyn EnvSource + Send + Sync>,
 }
@@ -86,15 +90,20 @@ impl Resilience {
             }
         });
         let engine = Arc::new(Engine::with_sink(clock.clone(), Some(sink)));
-        let stored = load_stored(&store).await?;
+        let (stored, version) = load_stored(&store).await?;
         let layered = layer(env.as_ref(), stored);
         for note in &layered.notes {
             tracing::warn!(event = "settings.clamped", note = ?note);
         }
         engine.apply_settings(&layered.settings);
         let persister = tokio::spawn(persist::run(store.clone(), clock, rx, shutdown));
-        let resilience =
-            Resilience { engine, effective: ArcSwap::from_pointee(layered.settings), store, env };
+        let resilience = Resilience {
+            engine,
+            effective: ArcSwap::from_pointee(layered.settings),
+            version: AtomicU64::new(version),
+            store,
+            env,
+        };
         Ok((Arc::new(resilience), persister))
     }
 
@@ -117,25 +126,43 @@ impl Resilience {
         self.effective.load_full()
     }
 
+    /// The stored document's version (0 when never written).
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
     /// Validates `patch` against the stored document; on success stores it and
-    /// applies the new effective settings. Nothing changes on any issue.
+    /// applies the new effective settings. Nothing changes on any issue, or when
+    /// `expected` names another version than the stored one (`412`). Callers
+    /// serialize writes (the management service's write lock), so the in-memory
+    /// settings always follow the stored order; the stored write is itself a
+    /// compare-and-swap.
     pub async fn patch(
         &self,
         patch: ResilienceSettingsPatch,
+        expected: Option<u64>,
     ) -> Result<Arc<ResilienceSettings>, GatewayError> {
-        let stored = load_stored(&self.store).await?;
+        let (stored, version) = load_stored(&self.store).await?;
+        if let Some(expected) = expected
+            && expected != version
+        {
+            return Err(stale_settings(expected, version));
+        }
         let mut base = ResilienceSettings::default();
         if let Some(s) = stored {
             base.merge(s);
         }
         let next = base.patched(&patch).map_err(GatewayError::validation)?;
         let now = self.engine.now();
-        self.store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now).await?;
+        let at = i64::try_from(version).unwrap_or(i64::MAX);
+        self.store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now, Some(at)).await?;
         let as_patch = parse_patch(&serde_json::to_vec(&next).unwrap_or_default())
             .map_err(|issues| GatewayError::internal(format!("stored document unreadable: {issues:?}")))?;
         let layered = layer(self.env.as_ref(), Some(as_patch));
         self.engine.apply_settings(&layered.settings);
         self.effective.store(Arc::new(layered.settings));
+        let (_, written) = load_stored(&self.store).await?;
+        self.version.store(written, Ordering::Release);
         Ok(self.settings())
     }
 
@@ -150,9 +177,21 @@ impl Resilience {
 /// does not know (written by a newer one) or cannot read (wrong type) is logged and
 /// skipped, and every other field keeps its value; only an unreadable root (not a JSON
 /// object) drops the whole document.
-async fn load_stored(store: &Store) -> Result<Option<ResilienceSettingsPatch>, GatewayError> {
-    let raw: Option<serde_json::Value> = store.get_setting(RESILIENCE_SETTINGS_KEY).await?;
-    Ok(raw.and_then(|v| read_stored(&v)))
+async fn load_stored(store: &Store) -> Result<(Option<ResilienceSettingsPatch>, u64), GatewayError> {
+    let raw: Option<(serde_json::Value, i64)> = store.get_setting_versioned(RESILIENCE_SETTINGS_KEY).await?;
+    let version = raw.as_ref().map_or(0, |(_, v)| u64::try_from(*v).unwrap_or(0));
+    Ok((raw.and_then(|(v, _)| read_stored(&v)), version))
+}
+
+/// The `412` of a settings write made to an older version.
+fn stale_settings(expected: u64, current: u64) -> GatewayError {
+    GatewayError::new(
+        ErrorCode::PreconditionFailed,
+        format!(
+            "the resilience settings changed elsewhere (you edited version {expected}, they are now at \
+             version {current}); reload them and apply your change again"
+        ),
+    )
 }
 
 /// [`parse_patch_lenient`] with each skipped field logged.
@@ -183,7 +222,7 @@ impl Resilience {
         &self,
         patch: &ResilienceSettingsPatch,
     ) -> Result<Option<ResilienceSettings>, GatewayError> {
-        let stored = load_stored(&self.store).await?;
+        let (stored, _) = load_stored(&self.store).await?;
         let mut base = ResilienceSettings::default();
         if let Some(s) = &stored {
             base.merge(s.clone());

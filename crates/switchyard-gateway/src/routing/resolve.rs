@@ -234,6 +234,7 @@ mod tests {
             provider_specific: json!({}),
             created_at: UnixMillis(0),
             updated_at: UnixMillis(0),
+            version: 1,
         }
     }
 
@@ -253,8 +254,10 @@ mod tests {
             ],
             created_at: UnixMillis(0),
             updated_at: UnixMillis(0),
+            version: 1,
         }];
-        let aliases = vec![AliasRecord { alias: "fast".into(), target: "glm/glm-4.5-air".into() }];
+        let aliases =
+            vec![AliasRecord { alias: "fast".into(), target: "glm/glm-4.5-air".into(), version: 1 }];
         RoutingTable::build(&conns, &[], &combos, &aliases, Default::default())
     }
 

@@ -4,7 +4,7 @@ use serde_json::Value;
 use sqlx::Row;
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
-use super::{Store, StoreResult, parse_json, to_json};
+use super::{Store, StoreResult, parse_json, stale_unless, to_json};
 
 /// A full connection row, credentials included. Never leaves the gateway: the API
 /// converts it into a `ConnectionView`.
@@ -44,6 +44,8 @@ pub struct ConnectionRecord {
     pub created_at: UnixMillis,
     /// Last change.
     pub updated_at: UnixMillis,
+    /// Incremented by every write (read-only here: the store assigns it).
+    pub version: i64,
 }
 
 impl std::fmt::Debug for ConnectionRecord {
@@ -57,6 +59,7 @@ impl std::fmt::Debug for ConnectionRecord {
             .field("base_url", &self.base_url)
             .field("priority", &self.priority)
             .field("enabled", &self.enabled)
+            .field("version", &self.version)
             .finish_non_exhaustive()
     }
 }
@@ -102,28 +105,34 @@ fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
         provider_specific: parse_json("connections", "provider_specific_json", &specific)?,
         created_at: UnixMillis(row.try_get("created_at")?),
         updated_at: UnixMillis(row.try_get("updated_at")?),
+        version: row.try_get("version")?,
     })
 }
 
 impl Store {
     /// All connections, in routing order (priority, then id).
     pub async fn list_connections(&self) -> StoreResult<Vec<ConnectionRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM connections ORDER BY priority, id");
+        let sql = format!("SELECT {COLUMNS}, version FROM connections ORDER BY priority, id");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(&self.pool).await?;
         rows.iter().map(from_row).collect()
     }
 
     /// One connection by id.
     pub async fn get_connection(&self, id: &str) -> StoreResult<Option<ConnectionRecord>> {
-        let sql = format!("SELECT {COLUMNS} FROM connections WHERE id = ?");
+        let sql = format!("SELECT {COLUMNS}, version FROM connections WHERE id = ?");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
 
-    /// Inserts or replaces a connection row as a whole.
-    pub async fn put_connection(&self, c: &ConnectionRecord) -> StoreResult<()> {
+    /// Inserts or replaces a connection row as a whole, incrementing its version.
+    /// With `expected`, only an existing row at that version is replaced (a
+    /// compare-and-swap in one statement, so it holds across processes too); a row
+    /// at another version, or gone, is [`StoreError::Stale`].
+    pub async fn put_connection(&self, c: &ConnectionRecord, expected: Option<i64>) -> StoreResult<()> {
         let sql = format!(
-            "INSERT INTO connections ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) \
+            "INSERT INTO connections ({COLUMNS}) \
+             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17 \
+             WHERE ?18 IS NULL OR EXISTS (SELECT 1 FROM connections WHERE id = ?1) \
              ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, \
              api_format=excluded.api_format, name=excluded.name, auth_kind=excluded.auth_kind, \
              api_key=excluded.api_key, access_token=excluded.access_token, \
@@ -131,9 +140,10 @@ impl Store {
              base_url=excluded.base_url, priority=excluded.priority, enabled=excluded.enabled, \
              max_concurrent=excluded.max_concurrent, models_json=excluded.models_json, \
              provider_specific_json=excluded.provider_specific_json, \
-             updated_at=excluded.updated_at"
+             updated_at=excluded.updated_at, version=connections.version + 1 \
+             WHERE ?18 IS NULL OR connections.version = ?18"
         );
-        sqlx::query(sqlx::AssertSqlSafe(sql))
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&c.id)
             .bind(&c.provider)
             .bind(c.api_format.as_str())
@@ -151,9 +161,10 @@ impl Store {
             .bind(to_json(&c.provider_specific))
             .bind(c.created_at.0)
             .bind(c.updated_at.0)
+            .bind(expected)
             .execute(&self.pool)
             .await?;
-        Ok(())
+        stale_unless(done.rows_affected(), || format!("connection '{}'", c.id), expected)
     }
 
     /// Deletes a connection; returns whether it existed.

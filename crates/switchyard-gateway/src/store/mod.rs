@@ -45,6 +45,15 @@ pub enum StoreError {
         /// The parse error.
         source: serde_json::Error,
     },
+    /// A conditional write found the document at another version than the one its
+    /// change was made to (another writer got there first).
+    #[error("{what} changed since version {expected}")]
+    Stale {
+        /// The document, for the message (`connection 'a'`).
+        what: String,
+        /// The version the writer expected.
+        expected: i64,
+    },
     /// Creating the data directory or database file failed.
     #[error("cannot prepare data directory {path}: {source}")]
     Io {
@@ -58,6 +67,18 @@ pub enum StoreError {
 /// Result alias of this module.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// The outcome of a conditional write that touched `rows` rows: none means the
+/// expected version was not the stored one.
+fn stale_unless(rows: u64, what: impl FnOnce() -> String, expected: Option<i64>) -> StoreResult<()> {
+    match expected {
+        Some(expected) if rows == 0 => Err(StoreError::Stale { what: what(), expected }),
+        _ => Ok(()),
+    }
+}
+
+/// `PRAGMA user_version` once the one-time vacuum for `secure_delete` has run.
+const SCRUBBED_USER_VERSION: i64 = 1;
+
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "switchyard.sqlite";
 
@@ -70,6 +91,11 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database in `data_dir`, in WAL mode, and
     /// applies pending migrations.
+    ///
+    /// Secrets at rest: `secure_delete` zeroes what a write replaces or deletes, so
+    /// an old API key does not linger in free pages; a database written before that
+    /// (an upgrade) is vacuumed once at open. [`Store::scrub`] then truncates the
+    /// WAL after a secret changes, since the log still holds old page images.
     pub async fn open(data_dir: &Path) -> StoreResult<Store> {
         let path = data_dir.join(DATABASE_FILE);
         create_private_file(&path)?;
@@ -79,10 +105,36 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
+            .foreign_keys(true)
+            .pragma("secure_delete", "on");
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
         sqlx::migrate!("../../migrations").run(&pool).await?;
-        Ok(Store { pool })
+        let store = Store { pool };
+        store.vacuum_once().await?;
+        Ok(store)
+    }
+
+    /// Rewrites the file once (`VACUUM`, which cannot run inside the migrations'
+    /// transactions) so free pages from before `secure_delete` hold no old secret;
+    /// `user_version` records that it ran.
+    async fn vacuum_once(&self) -> StoreResult<()> {
+        let done: i64 = sqlx::query_scalar("PRAGMA user_version").fetch_one(&self.pool).await?;
+        if done >= SCRUBBED_USER_VERSION {
+            return Ok(());
+        }
+        sqlx::query("VACUUM").execute(&self.pool).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {SCRUBBED_USER_VERSION}")))
+            .execute(&self.pool)
+            .await?;
+        self.scrub().await
+    }
+
+    /// Checkpoints and truncates the write-ahead log after a secret was replaced or
+    /// deleted: its old page images would otherwise keep the secret on disk until
+    /// overwritten. Cheap (credential changes are rare) and safe at any time.
+    pub async fn scrub(&self) -> StoreResult<()> {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        Ok(())
     }
 
     /// The underlying pool (for tests that inspect the database directly).
