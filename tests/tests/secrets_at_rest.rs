@@ -50,3 +50,36 @@ async fn a_replaced_or_deleted_key_is_not_on_disk_after_the_write() {
     assert_eq!(deleted.status(), 204);
     assert_eq!(on_disk(&gw, NEW), Vec::<String>::new(), "the deleted connection's key is still on disk");
 }
+
+#[tokio::test]
+async fn an_echoed_key_is_redacted_in_the_client_error_and_the_cooldown_list() {
+    let own = "local-secret-0123456789";
+    let echo = |status: u16, text: String| Reply::json(status, json!({"error": {"message": text}}));
+    let a = FakeUpstream::start(echo(401, format!("invalid x-api-key: {own}"))).await;
+    let b = FakeUpstream::start(echo(401, "invalid key sk-proj-EchoedByAProxy0123456789".to_owned())).await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"a\"\nprovider = \"openai\"\napi_key = \"{own}\"\nbase_url = \"{}\"\npriority = 1\n\n\
+         [[connections]]\nid = \"b\"\nprovider = \"openai\"\napi_key = \"other-secret-987654321\"\nbase_url = \"{}\"\npriority = 2\n",
+        client_key_toml(),
+        a.url(),
+        b.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let request = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]});
+    let response = gw.post("/v1/chat/completions", &request).await;
+    assert_eq!(response.status(), 502);
+    let body = response.text().await.unwrap_or_default();
+    assert!(body.contains("invalid x-api-key: [REDACTED]"), "{body}");
+    assert!(!body.contains(own) && !body.contains("EchoedByAProxy"), "{body}");
+    let cooldowns = gw.mgmt_json("/api/resilience/cooldowns").await.to_string();
+    assert!(cooldowns.contains("[REDACTED]"), "{cooldowns}");
+    assert!(!cooldowns.contains(own) && !cooldowns.contains("EchoedByAProxy"), "{cooldowns}");
+
+    // A request error is relayed as the upstream said it, minus the key.
+    gw.clear_cooldowns().await;
+    a.set_default(echo(400, format!("unsupported parameter for key {own}")));
+    let response = gw.post("/v1/chat/completions", &request).await;
+    assert_eq!(response.status(), 400);
+    let body = response.text().await.unwrap_or_default();
+    assert_eq!(body, json!({"error": {"message": "unsupported parameter for key [REDACTED]"}}).to_string());
+}

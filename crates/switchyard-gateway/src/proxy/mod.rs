@@ -17,6 +17,7 @@ mod forward;
 mod guard;
 pub(crate) mod headers;
 mod keepalive;
+mod redact;
 mod relay;
 mod sse;
 mod upstream_error;

@@ -3,7 +3,8 @@
 //! built-in markers, status table — for every status, 400/404/422 included. The
 //! gateway obeys: relay the answer as-is (what was read, then the rest), or fail
 //! over. The engine has already applied the verdict's cooldown, lockout and breaker
-//! count.
+//! count. The text is redacted first ([`crate::proxy::redact`]): a credential the
+//! upstream echoes reaches neither the client nor the engine's `lastError`.
 
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use switchyard_resilience::classify::Action;
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::proxy::failure::{Failure, error_detail};
+use crate::proxy::redact::Redactor;
 use crate::proxy::relay::UpstreamStream;
 
 /// How much of an error answer is read for the verdict.
@@ -29,8 +31,13 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Respo
     let headers = response.headers().clone();
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
     let budget = cx.state.options.error_body_timeout;
-    let prefix = read_prefix(&cx, &mut stream, budget).await;
-    let text = String::from_utf8_lossy(&prefix);
+    let raw = read_prefix(&cx, &mut stream, budget).await;
+    // The upstream may echo a credential: nothing below sees it (the client, the
+    // summary, the engine's `lastError`).
+    let redactor = Redactor::for_connection(&cx.candidate.connection);
+    let text = redactor.redact(&String::from_utf8_lossy(&raw)).into_owned();
+    let redacted = text.as_bytes() != raw.as_ref();
+    let prefix = if redacted { Bytes::from(text.clone()) } else { raw };
     let Some(recorded) = cx.guard.fail(&AttemptOutcome::Http { status, headers: &headers, body: &text })
     else {
         let e = GatewayError::internal("attempt judged twice");
@@ -39,7 +46,7 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Respo
     let verdict = recorded.verdict;
     if verdict.action == Action::Relay {
         cx.log.finish(Some(status), prefix.len() as u64, None);
-        return relay_as_is(&cx, status, &headers, prefix, stream);
+        return relay_as_is(&cx, status, &headers, prefix, stream, redacted);
     }
     let shown = verdict.status.unwrap_or(status);
     let detail = error_detail(&text);
@@ -88,8 +95,13 @@ fn relay_as_is(
     headers: &http::HeaderMap,
     prefix: Bytes,
     rest: UpstreamStream,
+    redacted: bool,
 ) -> AttemptResult {
-    let client_headers = super::commit::client_headers(cx, headers, false);
+    let mut client_headers = super::commit::client_headers(cx, headers, false);
+    if redacted {
+        // The redacted prefix changed the body's length.
+        client_headers.remove(http::header::CONTENT_LENGTH);
+    }
     let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
         .chain(rest)
         .map(|r| r.map_err(std::io::Error::other));
