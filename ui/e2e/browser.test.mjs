@@ -151,6 +151,35 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     assert.deepEqual(await gw.get("/api/resilience"), stored);
   });
 
+  test("Resilience: a value changed elsewhere while it is edited is not overwritten; Reload keeps the edit", async () => {
+    const path = "/sessionAffinityTtlMs";
+    await open("resilience", "Resilience");
+    const input = page.locator(`input[data-path="${path}"]`);
+    await input.waitFor();
+    const card = page.getByRole("region", { name: "Session affinity" });
+    await input.fill("120000");
+    // Another client saves the same field first (without If-Match: applied as sent).
+    const elsewhere = await gw.api("PATCH", "/api/resilience", { sessionAffinityTtlMs: 240000 });
+    assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+
+    // The page's save names the version it loaded: the gateway refuses it (412).
+    await card.getByRole("button", { name: /^Save/ }).click();
+    const alert = card.getByRole("alert").filter({ hasText: "Changed elsewhere — reload" });
+    await alert.waitFor();
+    assert.equal((await gw.get("/api/resilience")).sessionAffinityTtlMs, 240000, "nothing was overwritten");
+    assert.equal(await input.inputValue(), "120000", "the edit stays in the form");
+
+    // Reload keeps the edit over the current settings; the next save names their version.
+    await alert.getByRole("button", { name: /^Reload/ }).click();
+    await card.getByRole("status").filter({ hasText: "Your edits are kept" }).waitFor();
+    assert.equal(await input.inputValue(), "120000");
+    await card.getByRole("button", { name: /^Save/ }).click();
+    await card.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const saved = await gw.get("/api/resilience");
+    assert.equal(saved.sessionAffinityTtlMs, 120000);
+    assert.equal(saved.version, elsewhere.body.version + 1, "saved once, on top of the other change");
+  });
+
   test("Cooldown Manager: a 429 cools claude-a, the countdown ticks, Clear puts it back", async () => {
     await fake.push({
       status: 429,
@@ -233,7 +262,12 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
       what: `"Requests, last hour" to read ${summary.requestsLastHour}`,
     });
     await screenshot("overview.png");
-    // The one failed call expected: the rejected save of the Resilience test.
-    assert.deepEqual(problems, ["PATCH /api/resilience → 400"], "no other page errors or failed calls");
+    // The failed calls expected: the rejected save of the Resilience test, and the save
+    // refused as stale (412) of the changed-elsewhere test.
+    assert.deepEqual(
+      problems,
+      ["PATCH /api/resilience → 400", "PATCH /api/resilience → 412"],
+      "no other page errors or failed calls",
+    );
   });
 });

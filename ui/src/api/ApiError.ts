@@ -4,6 +4,12 @@ import type { ValidationIssue } from "../ipc/bindings";
 
 export type Issue = ValidationIssue;
 
+/**
+ * The code of a write refused because the document changed since the version it was
+ * made to (`If-Match` / `expectedVersion`; HTTP 412): someone else saved first.
+ */
+export const PRECONDITION_FAILED = "precondition_failed";
+
 /** An error of a management operation, carrying the server's machine code and issues. */
 export class ApiError extends Error {
   readonly code: string;
@@ -24,6 +30,11 @@ export class ApiError extends Error {
     return this.code === "validation_failed";
   }
 
+  /** Whether the write was refused because the document changed elsewhere (412). */
+  get isPreconditionFailed(): boolean {
+    return this.code === PRECONDITION_FAILED;
+  }
+
   /**
    * Builds an ApiError from anything a transport may reject with: an error document,
    * a bare string (Tauri reports unknown commands that way), or an Error.
@@ -37,6 +48,11 @@ export class ApiError extends Error {
     if (value instanceof Error) return new ApiError("client_error", value.message, [], status);
     return new ApiError("unknown_error", "Unexpected error from the gateway.", [], status);
   }
+}
+
+/** Whether `e` is a write refused because the document changed elsewhere (412). */
+export function isPreconditionFailed(e: unknown): boolean {
+  return e instanceof ApiError && e.isPreconditionFailed;
 }
 
 function isErrorDocument(v: unknown): v is { code: string; message: string; issues?: unknown } {

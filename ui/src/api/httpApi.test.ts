@@ -36,7 +36,7 @@ describe("httpApi", () => {
   it("maps every operation to its REST twin", async () => {
     const { impl, seen } = fakeFetch(() => json({}));
     const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
-    await api.connectionsUpdate("a/b", { name: "x" } as never);
+    await api.connectionsUpdate("a/b", { name: "x" } as never, 3);
     await api.connectionsTest("c1");
     await api.cooldownsList("glm");
     await api.cooldownsList(null);
@@ -45,7 +45,7 @@ describe("httpApi", () => {
     await api.breakersReset({ provider: null });
     await api.logsList({ limit: 10, beforeId: null });
     await api.resilienceRanges();
-    await api.modelLockoutPatch({ enabled: true } as never);
+    await api.modelLockoutPatch({ enabled: true } as never, 9);
     await api.gatewaySetPaused({ paused: true });
     expect(seen.map((s) => `${s.method} ${s.url.replace("http://gw", "")}`)).toEqual([
       "PATCH /api/providers/a%2Fb",
@@ -69,14 +69,79 @@ describe("httpApi", () => {
   it("drops absent groups from a resilience patch", async () => {
     const { impl, seen } = fakeFetch(() => json({}));
     const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
-    await api.resiliencePatch({ sessionAffinityTtlMs: 5, modelLockout: null } as never);
+    await api.resiliencePatch({ sessionAffinityTtlMs: 5, modelLockout: null } as never, null);
     expect(seen[0].body).toEqual({ sessionAffinityTtlMs: 5 });
+  });
+
+  it("sends the version a write was made to as If-Match, and none without one", async () => {
+    const { impl, seen } = fakeFetch((req) => (req.method === "DELETE" ? new Response(null, { status: 204 }) : json({})));
+    const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
+    await api.resiliencePatch({ sessionAffinityTtlMs: 5 } as never, 7);
+    await api.modelLockoutPatch({ enabled: true } as never, 8);
+    await api.connectionsUpdate("c1", { name: "x" } as never, 3);
+    await api.connectionsDelete("c1", 4);
+    await api.combosPut({ name: "fast", strategy: "priority", targets: [] }, 0);
+    await api.combosDelete("fast", 5);
+    await api.aliasesPut({ from: "a", to: "b" } as never, 6);
+    await api.aliasesDelete("a", 2);
+    await api.resiliencePatch({ sessionAffinityTtlMs: 5 } as never, null);
+    expect(seen.map((s) => `${s.method} ${s.url.replace("http://gw", "")} ${s.headers["If-Match"] ?? "-"}`)).toEqual([
+      'PATCH /api/resilience "7"',
+      'PATCH /api/resilience/model-lockout "8"',
+      'PATCH /api/providers/c1 "3"',
+      'DELETE /api/providers/c1 "4"',
+      'POST /api/combos "0"',
+      'DELETE /api/combos/fast "5"',
+      'POST /api/aliases "6"',
+      'DELETE /api/aliases/a "2"',
+      "PATCH /api/resilience -",
+    ]);
+  });
+
+  it("reads versioned documents and keeps the version out of a combo or alias body", async () => {
+    const { impl, seen } = fakeFetch((req) =>
+      req.method === "GET"
+        ? json({ ...{ sessionAffinityTtlMs: 0 }, version: 12 })
+        : json({ name: "fast", strategy: "priority", targets: [], version: 4 }),
+    );
+    const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
+    await expect(api.resilienceGet()).resolves.toMatchObject({ version: 12 });
+    const stored = { name: "fast", strategy: "priority" as const, targets: [], version: 3 };
+    await expect(api.combosPut(stored, stored.version)).resolves.toMatchObject({ version: 4 });
+    expect(seen[1].body).toEqual({ name: "fast", strategy: "priority", targets: [] });
+    expect(seen[1].headers["If-Match"]).toBe('"3"');
+  });
+
+  it("maps a 412 to ApiError precondition_failed, with or without an error document", async () => {
+    const { impl } = fakeFetch(() =>
+      json(
+        {
+          error: {
+            code: "precondition_failed",
+            message: "the settings changed since version 7 (now 8)",
+            issues: [],
+          },
+        },
+        412,
+      ),
+    );
+    const err = await createHttpApi("http://gw", "t", { fetchImpl: impl })
+      .resiliencePatch({} as never, 7)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: "precondition_failed", status: 412, isPreconditionFailed: true });
+
+    const { impl: bare } = fakeFetch(() => new Response("", { status: 412, statusText: "Precondition Failed" }));
+    const bareErr = await createHttpApi("http://gw", "t", { fetchImpl: bare })
+      .connectionsUpdate("c1", {} as never, 1)
+      .catch((e: unknown) => e);
+    expect(bareErr).toMatchObject({ code: "precondition_failed", status: 412, isPreconditionFailed: true });
   });
 
   it("resolves 204 with null", async () => {
     const { impl } = fakeFetch(() => new Response(null, { status: 204 }));
     const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
-    await expect(api.connectionsDelete("c1")).resolves.toBeNull();
+    await expect(api.connectionsDelete("c1", 2)).resolves.toBeNull();
   });
 
   it("turns the error document into an ApiError with issues", async () => {
@@ -93,7 +158,7 @@ describe("httpApi", () => {
       ),
     );
     const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
-    const err = await api.resiliencePatch({} as never).catch((e: unknown) => e);
+    const err = await api.resiliencePatch({} as never, 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({
       code: "validation_failed",

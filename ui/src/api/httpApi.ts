@@ -1,9 +1,12 @@
 // The browser adapter: the REST twins of the IPC commands, authenticated with the
 // management token. Error bodies `{"error": {code, message, issues}}` become ApiError;
-// 204 resolves with null. Live events come from `GET /api/events` (SSE).
-import { ApiError } from "./ApiError";
+// 204 resolves with null. Writes of versioned documents send the version they were
+// made to as `If-Match: "N"` (a stale one answers 412 `precondition_failed`). Live
+// events come from `GET /api/events` (SSE).
+import { ApiError, PRECONDITION_FAILED } from "./ApiError";
 import { subscribeSse } from "./sse";
 import type { Api } from "./types";
+import { ifMatch, withoutVersion, type ExpectedVersion } from "./versions";
 
 export type HttpApiOptions = {
   /** Called when the gateway rejects the management token. */
@@ -17,9 +20,10 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
   const base = baseUrl.replace(/\/+$/, "");
   const doFetch: typeof fetch = options.fetchImpl ?? ((input, init) => fetch(input, init));
 
-  async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  async function request<T>(method: Method, path: string, body?: unknown, expected?: ExpectedVersion): Promise<T> {
     const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (typeof expected === "number") headers["If-Match"] = ifMatch(expected);
     let res: Response;
     try {
       res = await doFetch(`${base}${path}`, {
@@ -45,6 +49,14 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
       if (res.status === 401) options.onUnauthorized?.();
       const doc = (json as { error?: unknown } | undefined)?.error;
       if (doc !== undefined) throw ApiError.from(doc, res.status);
+      if (res.status === 412) {
+        throw new ApiError(
+          PRECONDITION_FAILED,
+          "The document changed elsewhere since the version this change was made to.",
+          [],
+          412,
+        );
+      }
       throw new ApiError(`http_${res.status}`, `The gateway answered HTTP ${res.status} ${res.statusText}`.trim(), [], res.status);
     }
     if (json === undefined) {
@@ -60,18 +72,18 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     connectionsList: () => request("GET", "/api/providers"),
     connectionsGet: (cid) => request("GET", `/api/providers/${id(cid)}`),
     connectionsCreate: (req) => request("POST", "/api/providers", req),
-    connectionsUpdate: (cid, patch) => request("PATCH", `/api/providers/${id(cid)}`, patch),
-    connectionsDelete: (cid) => request("DELETE", `/api/providers/${id(cid)}`),
+    connectionsUpdate: (cid, patch, v) => request("PATCH", `/api/providers/${id(cid)}`, patch, v),
+    connectionsDelete: (cid, v) => request("DELETE", `/api/providers/${id(cid)}`, undefined, v),
     connectionsTest: (cid) => request("POST", `/api/providers/${id(cid)}/test`),
     keysList: () => request("GET", "/api/keys"),
     keysCreate: (req) => request("POST", "/api/keys", req),
     keysDelete: (kid) => request("DELETE", `/api/keys/${id(kid)}`),
     combosList: () => request("GET", "/api/combos"),
-    combosPut: (combo) => request("POST", "/api/combos", combo),
-    combosDelete: (name) => request("DELETE", `/api/combos/${id(name)}`),
+    combosPut: (combo, v) => request("POST", "/api/combos", withoutVersion(combo), v),
+    combosDelete: (name, v) => request("DELETE", `/api/combos/${id(name)}`, undefined, v),
     aliasesList: () => request("GET", "/api/aliases"),
-    aliasesPut: (alias) => request("POST", "/api/aliases", alias),
-    aliasesDelete: (from) => request("DELETE", `/api/aliases/${id(from)}`),
+    aliasesPut: (alias, v) => request("POST", "/api/aliases", withoutVersion(alias), v),
+    aliasesDelete: (from, v) => request("DELETE", `/api/aliases/${id(from)}`, undefined, v),
     monitoringHealth: () => request("GET", "/api/monitoring/health"),
     monitoringSummary: () => request("GET", "/api/monitoring/summary"),
     logsList: (query) => {
@@ -82,7 +94,7 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
       return request("GET", `/api/logs${qs ? `?${qs}` : ""}`);
     },
     resilienceGet: () => request("GET", "/api/resilience"),
-    resiliencePatch: (patch) => request("PATCH", "/api/resilience", stripNulls(patch)),
+    resiliencePatch: (patch, v) => request("PATCH", "/api/resilience", stripNulls(patch), v),
     resilienceDefaults: () => request("GET", "/api/resilience/defaults"),
     resilienceRanges: () => request("GET", "/api/resilience/ranges"),
     breakersList: () => request("GET", "/api/resilience/breakers"),
@@ -93,7 +105,7 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     lockoutsList: () => request("GET", "/api/resilience/model-cooldowns"),
     lockoutsClear: (req) => request("DELETE", "/api/resilience/model-cooldowns", req),
     modelLockoutGet: () => request("GET", "/api/resilience/model-lockout"),
-    modelLockoutPatch: (patch) => request("PATCH", "/api/resilience/model-lockout", patch),
+    modelLockoutPatch: (patch, v) => request("PATCH", "/api/resilience/model-lockout", patch, v),
     gatewayStatus: () => request("GET", "/api/gateway"),
     gatewaySetPaused: (req) => request("POST", "/api/gateway/pause", req),
     subscribe: (onEvent, onMode) =>

@@ -12,11 +12,15 @@ describe("ipcApi", () => {
   it("invokes the snake_case command with camelCase arguments and unwraps the result", async () => {
     const calls = mockCommands({ connections_update: (a) => ({ id: a.id, name: "renamed" }) });
     const api = createIpcApi();
-    await expect(api.connectionsUpdate("c1", { name: "renamed" } as never)).resolves.toEqual({
+    await expect(api.connectionsUpdate("c1", { name: "renamed" } as never, 4)).resolves.toEqual({
       id: "c1",
       name: "renamed",
     });
-    expect(callsOf(calls, "connections_update")[0].args).toEqual({ id: "c1", patch: { name: "renamed" } });
+    expect(callsOf(calls, "connections_update")[0].args).toEqual({
+      id: "c1",
+      patch: { name: "renamed" },
+      expectedVersion: 4,
+    });
     await api.cooldownsList("glm");
     expect(callsOf(calls, "cooldowns_list")[0].args).toEqual({ provider: "glm" });
   });
@@ -31,13 +35,59 @@ describe("ipcApi", () => {
         }),
     });
     const err = await createIpcApi()
-      .resiliencePatch({} as never)
+      .resiliencePatch({} as never, 1)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({
       code: "validation_failed",
       issues: [{ path: "/sessionAffinityTtlMs", message: "must be a whole number from 0 to 604,800,000 ms" }],
     });
+  });
+
+  it("passes the version every write was made to as expectedVersion (null: none)", async () => {
+    const calls = mockCommands({
+      resilience_patch: () => ({ version: 8 }),
+      model_lockout_patch: () => ({ version: 9 }),
+      connections_delete: () => null,
+      combos_put: (a) => ({ ...(a.combo as object), version: 1 }),
+      combos_delete: () => null,
+      aliases_put: (a) => ({ ...(a.alias as object), version: 3 }),
+      aliases_delete: () => null,
+    });
+    const api = createIpcApi();
+    await expect(api.resiliencePatch({ sessionAffinityTtlMs: 5 } as never, 7)).resolves.toEqual({ version: 8 });
+    await api.modelLockoutPatch({ enabled: true } as never, 8);
+    await api.connectionsDelete("c1", 4);
+    // The stored combo comes back with its version; the body keeps to ComboView's shape.
+    await expect(api.combosPut({ name: "fast", targets: [], version: 0 } as never, 0)).resolves.toEqual({
+      name: "fast",
+      targets: [],
+      version: 1,
+    });
+    await api.combosDelete("fast", 1);
+    await api.aliasesPut({ from: "a", to: "b" } as never, 2);
+    await api.aliasesDelete("a", null);
+    expect(calls.map((c) => [c.cmd, c.args])).toEqual([
+      ["resilience_patch", { patch: { sessionAffinityTtlMs: 5 }, expectedVersion: 7 }],
+      ["model_lockout_patch", { patch: { enabled: true }, expectedVersion: 8 }],
+      ["connections_delete", { id: "c1", expectedVersion: 4 }],
+      ["combos_put", { combo: { name: "fast", targets: [] }, expectedVersion: 0 }],
+      ["combos_delete", { name: "fast", expectedVersion: 1 }],
+      ["aliases_put", { alias: { from: "a", to: "b" }, expectedVersion: 2 }],
+      ["aliases_delete", { from: "a", expectedVersion: null }],
+    ]);
+  });
+
+  it("rejects a stale write with ApiError precondition_failed", async () => {
+    mockCommands({
+      connections_update: () =>
+        Promise.reject({ code: "precondition_failed", message: "connection 'c1' changed since version 3", issues: [] }),
+    });
+    const err = await createIpcApi()
+      .connectionsUpdate("c1", {} as never, 3)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: "precondition_failed", isPreconditionFailed: true, status: null });
   });
 
   it("turns a bare string rejection (unknown command) into an ApiError", async () => {

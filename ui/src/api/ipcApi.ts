@@ -1,9 +1,14 @@
 // The desktop adapter: every Api method calls the tauri-specta generated command and
-// unwraps its `Result`, turning the IpcError into an ApiError.
+// unwraps its `Result`, turning the IpcError into an ApiError. Writes of versioned
+// documents pass `expectedVersion` (the REST adapter's `If-Match`).
 import type { UnlistenFn } from "@tauri-apps/api/event";
 import { commands, events } from "../ipc/bindings";
 import { ApiError } from "./ApiError";
 import { EVENT_NAMES, type Api, type EventName } from "./types";
+import { withoutVersion, type ExpectedVersion } from "./versions";
+
+/** The command argument: absent means "no precondition", as null does. */
+const expected = (v: ExpectedVersion | undefined): number | null => v ?? null;
 
 /** What every generated command resolves with (tauri-specta's typed-error wrapper). */
 type Result<T, E> = { status: "ok"; data: T } | { status: "error"; error: E };
@@ -30,23 +35,23 @@ export function createIpcApi(): Api {
     connectionsList: () => unwrap(commands.connectionsList()),
     connectionsGet: (id) => unwrap(commands.connectionsGet(id)),
     connectionsCreate: (request) => unwrap(commands.connectionsCreate(request)),
-    connectionsUpdate: (id, patch) => unwrap(commands.connectionsUpdate(id, patch)),
-    connectionsDelete: (id) => unwrap(commands.connectionsDelete(id)).then(() => null),
+    connectionsUpdate: (id, patch, v) => unwrap(commands.connectionsUpdate(id, patch, expected(v))),
+    connectionsDelete: (id, v) => unwrap(commands.connectionsDelete(id, expected(v))).then(() => null),
     connectionsTest: (id) => unwrap(commands.connectionsTest(id)),
     keysList: () => unwrap(commands.keysList()),
     keysCreate: (request) => unwrap(commands.keysCreate(request)),
     keysDelete: (id) => unwrap(commands.keysDelete(id)).then(() => null),
     combosList: () => unwrap(commands.combosList()),
-    combosPut: (combo) => unwrap(commands.combosPut(combo)),
-    combosDelete: (name) => unwrap(commands.combosDelete(name)).then(() => null),
+    combosPut: (combo, v) => unwrap(commands.combosPut(withoutVersion(combo), expected(v))),
+    combosDelete: (name, v) => unwrap(commands.combosDelete(name, expected(v))).then(() => null),
     aliasesList: () => unwrap(commands.aliasesList()),
-    aliasesPut: (alias) => unwrap(commands.aliasesPut(alias)),
-    aliasesDelete: (from) => unwrap(commands.aliasesDelete(from)).then(() => null),
+    aliasesPut: (alias, v) => unwrap(commands.aliasesPut(withoutVersion(alias), expected(v))),
+    aliasesDelete: (from, v) => unwrap(commands.aliasesDelete(from, expected(v))).then(() => null),
     monitoringHealth: () => unwrap(commands.monitoringHealth()),
     monitoringSummary: () => unwrap(commands.monitoringSummary()),
     logsList: (query) => unwrap(commands.logsList(query)),
     resilienceGet: () => unwrap(commands.resilienceGet()),
-    resiliencePatch: (patch) => unwrap(commands.resiliencePatch(patch)),
+    resiliencePatch: (patch, v) => unwrap(commands.resiliencePatch(patch, expected(v))),
     resilienceDefaults: () => unwrap(commands.resilienceDefaults()),
     resilienceRanges: () => unwrap(commands.resilienceRanges()),
     breakersList: () => unwrap(commands.breakersList()),
@@ -56,7 +61,7 @@ export function createIpcApi(): Api {
     lockoutsList: () => unwrap(commands.lockoutsList()),
     lockoutsClear: (request) => unwrap(commands.lockoutsClear(request)),
     modelLockoutGet: () => unwrap(commands.modelLockoutGet()),
-    modelLockoutPatch: (patch) => unwrap(commands.modelLockoutPatch(patch)),
+    modelLockoutPatch: (patch, v) => unwrap(commands.modelLockoutPatch(patch, expected(v))),
     gatewayStatus: () => unwrap(commands.gatewayStatus()),
     gatewaySetPaused: (request) => unwrap(commands.gatewaySetPaused(request)),
     desktopPrefsGet: () => unwrap(commands.desktopPrefsGet()),

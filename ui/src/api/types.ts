@@ -32,7 +32,9 @@ import type {
   ResilienceSettings,
   ResilienceSettingsPatch,
   SettingsRanges,
+  Versioned,
 } from "../ipc/bindings";
+import type { ExpectedVersion } from "./versions";
 
 /** Change events pushed by the gateway (tauri-specta names; identical SSE event names). */
 export const EVENT_NAMES = [
@@ -54,6 +56,11 @@ export function isEventName(name: string): name is EventName {
 /** How live updates currently arrive. */
 export type LiveMode = "push" | "polling";
 
+/**
+ * Writes of a versioned document take `expectedVersion`, the version the change was
+ * made to (the one the page loaded); a document changed since rejects the write with
+ * ApiError `precondition_failed` (HTTP 412) instead of overwriting that change.
+ */
 export interface Api {
   /** Which transport this adapter uses. */
   readonly transport: "ipc" | "http";
@@ -61,28 +68,30 @@ export interface Api {
   connectionsList(): Promise<ConnectionView[]>;
   connectionsGet(id: string): Promise<ConnectionView>;
   connectionsCreate(request: ConnectionCreateRequest): Promise<ConnectionView>;
-  connectionsUpdate(id: string, patch: ConnectionPatch): Promise<ConnectionView>;
-  connectionsDelete(id: string): Promise<null>;
+  connectionsUpdate(id: string, patch: ConnectionPatch, expectedVersion: ExpectedVersion): Promise<ConnectionView>;
+  connectionsDelete(id: string, expectedVersion: ExpectedVersion): Promise<null>;
   connectionsTest(id: string): Promise<ConnectionTestResult>;
 
   keysList(): Promise<ApiKeyView[]>;
   keysCreate(request: ApiKeyCreateRequest): Promise<ApiKeyCreatedResult>;
   keysDelete(id: string): Promise<null>;
 
-  combosList(): Promise<ComboView[]>;
-  combosPut(combo: ComboView): Promise<ComboView>;
-  combosDelete(name: string): Promise<null>;
+  combosList(): Promise<Versioned<ComboView>[]>;
+  /** Creates (a combo that does not exist yet is at version 0) or replaces a combo. */
+  combosPut(combo: ComboView, expectedVersion: ExpectedVersion): Promise<Versioned<ComboView>>;
+  combosDelete(name: string, expectedVersion: ExpectedVersion): Promise<null>;
 
-  aliasesList(): Promise<AliasView[]>;
-  aliasesPut(alias: AliasView): Promise<AliasView>;
-  aliasesDelete(from: string): Promise<null>;
+  aliasesList(): Promise<Versioned<AliasView>[]>;
+  /** Creates (an alias that does not exist yet is at version 0) or replaces an alias. */
+  aliasesPut(alias: AliasView, expectedVersion: ExpectedVersion): Promise<Versioned<AliasView>>;
+  aliasesDelete(from: string, expectedVersion: ExpectedVersion): Promise<null>;
 
   monitoringHealth(): Promise<HealthView>;
   monitoringSummary(): Promise<MonitoringSummaryView>;
   logsList(query: LogsQuery): Promise<RequestLogEntryView[]>;
 
-  resilienceGet(): Promise<ResilienceSettings>;
-  resiliencePatch(patch: ResilienceSettingsPatch): Promise<ResilienceSettings>;
+  resilienceGet(): Promise<Versioned<ResilienceSettings>>;
+  resiliencePatch(patch: ResilienceSettingsPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ResilienceSettings>>;
   resilienceDefaults(): Promise<ResilienceSettings>;
   resilienceRanges(): Promise<SettingsRanges>;
 
@@ -95,8 +104,10 @@ export interface Api {
   lockoutsList(): Promise<ModelLockoutView[]>;
   lockoutsClear(request: LockoutClearRequest): Promise<LockoutClearResult>;
 
-  modelLockoutGet(): Promise<ModelLockoutSettings>;
-  modelLockoutPatch(patch: ModelLockoutPatch): Promise<ModelLockoutSettings>;
+  /** The model-lockout group, with the version of the settings document it belongs to. */
+  modelLockoutGet(): Promise<Versioned<ModelLockoutSettings>>;
+  /** `expectedVersion` is the settings document's version (as for `resiliencePatch`). */
+  modelLockoutPatch(patch: ModelLockoutPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ModelLockoutSettings>>;
 
   gatewayStatus(): Promise<GatewayStatusView>;
   gatewaySetPaused(request: { paused: boolean }): Promise<GatewayStatusView>;

@@ -1,11 +1,18 @@
 // A card editing one settings group (or a few): fields with their allowed ranges,
-// Save (sends the group's patch), Reset to defaults, and server issues mapped onto
-// the fields by JSON pointer. The user's input survives a rejected save.
+// Save (sends the group's patch with the version it was made to), Reset to defaults,
+// and server issues mapped onto the fields by JSON pointer. The user's input survives
+// a rejected save; a save refused because the settings changed elsewhere (412) says
+// so and offers Reload, which keeps the user's edits on top of the current settings.
 import { useMemo, useState, type FormEvent, type ReactNode } from "react";
+import { ChangedElsewhere, reloadedText } from "./ChangedElsewhere";
 import { formatRange, type RangeLookup } from "./ranges";
 import { FormErrors, NumberField, Switch, TextField } from "./fields";
-import { allFields, buildPatch, draftFrom, sameDraft, type Draft, type FieldSection } from "./settingsForm";
+import { allFields, buildPatch, draftFrom, type Draft, type FieldSection } from "./settingsForm";
 import { useFieldErrors } from "./useFieldErrors";
+import { useVersionedEdits } from "./versionedEdits";
+
+/** A settings document as a card edits it: root-shaped, and its version. */
+export type VersionedDoc = { doc: unknown; version: number };
 
 export function fieldId(prefix: string, path: string): string {
   return `${prefix}${path.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -17,43 +24,50 @@ export function SettingsCard({
   description,
   sections,
   doc,
+  version,
   defaults,
   ranges,
   basePath,
   onSave,
+  onReload,
   children,
 }: {
   id: string;
   title: string;
   description?: ReactNode;
   sections: FieldSection[];
-  /** The current document, root-shaped (`{ group: {...} }`). */
+  /** The current document, root-shaped (`{ group: {...} }`; no `version` inside a group). */
   doc: unknown;
+  /** The document's version: a save names it (or the version its edits began at). */
+  version: number;
   /** The defaults document, root-shaped; enables "Reset to defaults". */
   defaults?: unknown;
   ranges: RangeLookup;
   /** Issue paths may be relative to this pointer (e.g. `/modelLockout`). */
   basePath?: string;
-  /** Sends a patch; rejects with ApiError. */
-  onSave: (patch: Record<string, unknown>) => Promise<unknown>;
+  /** Sends a patch made to `expectedVersion`; rejects with ApiError. */
+  onSave: (patch: Record<string, unknown>, expectedVersion: number) => Promise<unknown>;
+  /** Refetches the document (after a save refused as stale) and resolves with it. */
+  onReload: () => Promise<VersionedDoc>;
   children?: ReactNode;
 }) {
   const fields = useMemo(() => allFields(sections), [sections]);
   const paths = useMemo(() => fields.map((f) => f.path), [fields]);
-  const baseDraft = useMemo(() => draftFrom(doc, fields), [doc, fields]);
-  const [edits, setEdits] = useState<Draft | null>(null);
+  const liveDraft = useMemo(() => draftFrom(doc, fields), [doc, fields]);
+  const edits = useVersionedEdits<Draft>(liveDraft, version);
   const [busy, setBusy] = useState(false);
+  const [reloading, setReloading] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
   const errors = useFieldErrors(paths, { basePath });
-  const draft = edits ?? baseDraft;
-  const dirty = edits !== null && !sameDraft(edits, baseDraft);
+  const draft = edits.values;
+  const dirty = edits.dirty;
 
   const set = (path: string, value: string | boolean) => {
     setStatus(null);
-    setEdits({ ...draft, [path]: value });
+    edits.set({ [path]: value });
   };
 
-  const send = async (source: unknown, values: Draft, doneText: string) => {
+  const send = async (source: unknown, values: Draft, expectedVersion: number, doneText: string) => {
     const built = buildPatch(source, fields, values);
     if (Object.keys(built.errors).length > 0) {
       errors.setClientErrors(built.errors);
@@ -63,9 +77,9 @@ export function SettingsCard({
     setBusy(true);
     setStatus(null);
     try {
-      await onSave(built.patch);
+      await onSave(built.patch, expectedVersion);
       errors.clear();
-      setEdits(null);
+      edits.discard();
       setStatus(doneText);
     } catch (e) {
       errors.setError(e);
@@ -76,12 +90,27 @@ export function SettingsCard({
 
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
-    void send(doc, draft, "Saved.");
+    void send(doc, draft, edits.expectedVersion, "Saved.");
   };
 
   const resetToDefaults = () => {
     if (defaults === undefined) return;
-    void send(defaults, draftFrom(defaults, fields), "Defaults restored.");
+    void send(defaults, draftFrom(defaults, fields), version, "Defaults restored.");
+  };
+
+  const reload = async () => {
+    setReloading(true);
+    setStatus(null);
+    try {
+      const fresh = await onReload();
+      const kept = edits.rebase(draftFrom(fresh.doc, fields), fresh.version);
+      errors.clear();
+      setStatus(reloadedText(kept));
+    } catch (e) {
+      errors.setError(e);
+    } finally {
+      setReloading(false);
+    }
   };
 
   const titleId = `${id}-title`;
@@ -160,13 +189,19 @@ export function SettingsCard({
         <SettingsCardFooter
           title={title}
           errors={errors}
-          busy={busy}
+          busy={busy || reloading}
+          busyText={reloading ? "Reloading…" : undefined}
           dirty={dirty}
           status={status}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
+          onReload={() => void reload()}
           onDiscard={() => {
-            setEdits(null);
+            const stale = errors.error?.isPreconditionFailed === true;
+            edits.discard();
             errors.clear();
+            setStatus(null);
+            // The settings on screen are known to be out of date: show the current ones.
+            if (stale) void reload();
           }}
         />
       </form>
@@ -175,34 +210,48 @@ export function SettingsCard({
 }
 
 /**
- * The end of every settings form: form-level errors, Save, Reset to defaults (when
- * defaults exist), Discard changes (when edited) and the save status. Button names
- * carry the card title for screen readers ("Save Connection cooldown").
+ * The end of every settings form: form-level errors (or, for a save refused because
+ * the document changed elsewhere, that message with Reload), Save, Reset to defaults
+ * (when defaults exist), Discard changes (when edited) and the save status. Button
+ * names carry the card title for screen readers ("Save Connection cooldown").
  */
 export function SettingsCardFooter({
   title,
   errors,
   busy,
+  busyText = "Saving…",
   dirty,
   status,
   onReset,
+  onReload,
   onDiscard,
+  what = "The settings",
 }: {
   title: string;
   errors: ReturnType<typeof useFieldErrors>;
   busy: boolean;
+  /** The status while busy. */
+  busyText?: string;
   dirty: boolean;
   status: ReactNode;
   onReset?: () => void;
+  /** Refetches the document after a save refused as stale (412). */
+  onReload: () => void;
   onDiscard: () => void;
+  /** The subject of the "changed elsewhere" text. */
+  what?: string;
 }) {
   return (
     <>
-      <FormErrors
-        error={errors.error}
-        issues={errors.formIssues}
-        title={errors.error?.isValidation ? `${errors.error.message}` : undefined}
-      />
+      {errors.error?.isPreconditionFailed ? (
+        <ChangedElsewhere what={what} title={title} busy={busy} onReload={onReload} />
+      ) : (
+        <FormErrors
+          error={errors.error}
+          issues={errors.formIssues}
+          title={errors.error?.isValidation ? `${errors.error.message}` : undefined}
+        />
+      )}
       <div className="card-actions">
         <button type="submit" className="btn btn-primary" disabled={busy}>
           Save <span className="sr-only">{title}</span>
@@ -218,7 +267,7 @@ export function SettingsCardFooter({
           </button>
         )}
         <span className="card-status" role="status">
-          {busy ? "Saving…" : status}
+          {busy ? busyText : status}
         </span>
       </div>
     </>

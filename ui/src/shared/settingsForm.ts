@@ -62,12 +62,6 @@ export function draftFrom(doc: Json, fields: SettingField[]): Draft {
   return draft;
 }
 
-export function sameDraft(a: Draft, b: Draft): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const k of keys) if (a[k] !== b[k]) return false;
-  return true;
-}
-
 /** Parses "403, 404\n429" into numbers; null when a token is not a whole number. */
 export function parseIntList(text: string): number[] | null {
   const parts = text.split(/[\s,;]+/).filter((p) => p !== "");

@@ -6,12 +6,14 @@ import type {
   DesktopPrefs,
   GatewayStatusView,
   HealthView,
+  ModelLockoutSettings,
   ModelLockoutView,
   MonitoringSummaryView,
   ProviderBreakerView,
   ProviderErrorRule,
   ResilienceSettings,
   SettingsRanges,
+  Versioned,
 } from "../ipc/bindings";
 import { DEFAULT_RESILIENCE_SETTINGS, SETTINGS_RANGES } from "../ipc/bindings";
 
@@ -45,6 +47,7 @@ export const connection = (over: Partial<ConnectionView> = {}): ConnectionView =
   createdAt: NOW - 86_400_000,
   updatedAt: NOW - 3_600_000,
   claudeWall: null,
+  version: 1,
   ...over,
 });
 
@@ -167,6 +170,22 @@ export const desktopPrefs = (over: Partial<DesktopPrefs> = {}): DesktopPrefs => 
 /** The gateway's default settings document (exported from Rust into the bindings). */
 export function resilienceDefaults(): ResilienceSettings {
   return structuredClone(DEFAULT_RESILIENCE_SETTINGS) as unknown as ResilienceSettings;
+}
+
+/** The stored settings document as `resilience_get` answers it: the defaults, `over`, a version. */
+export function resilienceSettings(
+  over: Partial<ResilienceSettings> = {},
+  version = 1,
+): Versioned<ResilienceSettings> {
+  return { ...resilienceDefaults(), ...over, version };
+}
+
+/** The model-lockout group as `model_lockout_get` answers it (the settings document's version). */
+export function modelLockoutSettings(
+  over: Partial<ModelLockoutSettings> = {},
+  version = 1,
+): Versioned<ModelLockoutSettings> {
+  return { ...resilienceDefaults().modelLockout, ...over, version };
 }
 
 /** The ranges table as `resilience_ranges` exports it (the Rust table, via the bindings). */

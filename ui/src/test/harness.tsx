@@ -4,6 +4,7 @@ import { QueryClient } from "@tanstack/react-query";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
+import type { ConnectionView, ResilienceSettings, Versioned } from "../ipc/bindings";
 import { ApiProvider } from "../api/ApiProvider";
 import { createIpcApi } from "../api/ipcApi";
 import * as f from "./fixtures";
@@ -35,10 +36,10 @@ export function defaultHandlers(): Handlers {
     cooldowns_list: () => [],
     lockouts_list: () => [],
     breakers_list: () => [],
-    resilience_get: () => f.resilienceDefaults(),
+    resilience_get: () => f.resilienceSettings(),
     resilience_defaults: () => f.resilienceDefaults(),
     resilience_ranges: () => f.ranges(),
-    model_lockout_get: () => f.resilienceDefaults().modelLockout,
+    model_lockout_get: () => f.modelLockoutSettings(),
   };
 }
 
@@ -79,4 +80,110 @@ export function renderWithIpc(ui: ReactElement, overrides: Handlers = {}) {
 
 export function callsOf(calls: Call[], cmd: string): Call[] {
   return calls.filter((c) => c.cmd === cmd);
+}
+
+/** The IpcError of a write whose expected version is not the stored one. */
+function stale(what: string, expected: unknown, version: number) {
+  return Promise.reject({
+    code: "precondition_failed",
+    message: `${what} changed since version ${String(expected)} (now ${version}); reload it and try again`,
+    issues: [],
+  });
+}
+
+/**
+ * A settings document that checks versions like the gateway: reads answer it with
+ * its version, a write naming another version is refused with `precondition_failed`,
+ * an accepted one increments the version. `changeElsewhere` is another client's write.
+ */
+export function versionedSettings(initial: Versioned<ResilienceSettings> = f.resilienceSettings()) {
+  let doc = structuredClone(initial);
+  const apply = (groups: Record<string, unknown>) => {
+    const kept = Object.fromEntries(Object.entries(groups).filter(([, v]) => v !== null));
+    doc = { ...doc, ...kept, version: doc.version + 1 };
+  };
+  const handlers: Handlers = {
+    resilience_get: () => structuredClone(doc),
+    model_lockout_get: () => ({ ...structuredClone(doc.modelLockout), version: doc.version }),
+    resilience_patch: (a) => {
+      if (a.expectedVersion != null && a.expectedVersion !== doc.version) {
+        return stale("the settings", a.expectedVersion, doc.version);
+      }
+      apply(a.patch as Record<string, unknown>);
+      return structuredClone(doc);
+    },
+    model_lockout_patch: (a) => {
+      if (a.expectedVersion != null && a.expectedVersion !== doc.version) {
+        return stale("the settings", a.expectedVersion, doc.version);
+      }
+      apply({ modelLockout: { ...doc.modelLockout, ...(a.patch as object) } });
+      return { ...structuredClone(doc.modelLockout), version: doc.version };
+    },
+  };
+  return {
+    handlers,
+    get doc(): Versioned<ResilienceSettings> {
+      return structuredClone(doc);
+    },
+    /** Another client's accepted write of whole groups. */
+    changeElsewhere(groups: Partial<ResilienceSettings>) {
+      apply(groups);
+    },
+  };
+}
+
+/**
+ * Connections that check versions like the gateway (list, get, update, delete);
+ * `changeElsewhere` is another client's write.
+ */
+export function versionedConnections(initial: ConnectionView[]) {
+  let list = structuredClone(initial);
+  const find = (id: unknown) => list.find((c) => c.id === id);
+  const missing = (id: unknown) =>
+    Promise.reject({ code: "not_found", message: `connection '${String(id)}' not found`, issues: [] });
+  const write = (id: unknown, change: (c: ConnectionView) => ConnectionView) => {
+    list = list.map((c) => (c.id === id ? { ...change(c), version: c.version + 1 } : c));
+    return structuredClone(find(id)!);
+  };
+  const handlers: Handlers = {
+    connections_list: () => structuredClone(list),
+    connections_get: (a) => (find(a.id) ? structuredClone(find(a.id)!) : missing(a.id)),
+    connections_update: (a) => {
+      const c = find(a.id);
+      if (!c) return missing(a.id);
+      if (a.expectedVersion != null && a.expectedVersion !== c.version) {
+        return stale(`connection '${c.id}'`, a.expectedVersion, c.version);
+      }
+      const { apiKey, accessToken, refreshToken, providerSpecific, ...rest } = a.patch as Record<string, unknown>;
+      return write(a.id, (cur) => ({
+        ...cur,
+        ...(rest as Partial<ConnectionView>),
+        hasSecret: cur.hasSecret || Boolean(apiKey || accessToken),
+        hasRefreshToken: cur.hasRefreshToken || Boolean(refreshToken),
+        providerSpecific: {
+          ...(cur.providerSpecific as object),
+          ...((providerSpecific as object | undefined) ?? {}),
+        } as ConnectionView["providerSpecific"],
+      }));
+    },
+    connections_delete: (a) => {
+      const c = find(a.id);
+      if (!c) return missing(a.id);
+      if (a.expectedVersion != null && a.expectedVersion !== c.version) {
+        return stale(`connection '${c.id}'`, a.expectedVersion, c.version);
+      }
+      list = list.filter((x) => x.id !== a.id);
+      return null;
+    },
+  };
+  return {
+    handlers,
+    get(id: string): ConnectionView | undefined {
+      return structuredClone(find(id));
+    },
+    /** Another client's accepted change of one connection. */
+    changeElsewhere(id: string, change: Partial<ConnectionView>) {
+      write(id, (c) => ({ ...c, ...change }));
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import * as f from "../../test/fixtures";
-import { callsOf, fails, pending, renderWithIpc } from "../../test/harness";
+import { callsOf, fails, pending, renderWithIpc, versionedConnections } from "../../test/harness";
 import { ConnectionsPage } from "./ConnectionsPage";
 
 const rowOf = (name: string) => screen.getByRole("rowheader", { name: new RegExp(name) }).closest("tr")!;
@@ -91,8 +91,8 @@ describe("ConnectionsPage", () => {
   it("edits the Claude options of a Claude OAuth connection and shows its live lane state", async () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<ConnectionsPage />, {
-      connections_list: () => [f.claudeConnection()],
-      connections_update: (a) => f.claudeConnection({ id: a.id as string }),
+      connections_list: () => [f.claudeConnection({ version: 6 })],
+      connections_update: (a) => f.claudeConnection({ id: a.id as string, version: 7 }),
     });
     await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
     const claude = screen.getByRole("region", { name: "Claude options" });
@@ -112,6 +112,7 @@ describe("ConnectionsPage", () => {
     expect(callsOf(calls, "connections_update")[0].args).toEqual({
       id: "claude-max",
       patch: { providerSpecific: { lowPriorityMode: true, organizationUUID: "org-123" } },
+      expectedVersion: 6,
     });
   });
 
@@ -171,6 +172,68 @@ describe("ConnectionsPage", () => {
     expect(callsOf(calls, "connections_delete")).toHaveLength(0);
     await user.click(screen.getByRole("button", { name: "Delete connection" }));
     expect(await screen.findByText("Deleted GLM main.")).toBeInTheDocument();
-    expect(callsOf(calls, "connections_delete")[0].args).toEqual({ id: "glm-main" });
+    expect(callsOf(calls, "connections_delete")[0].args).toEqual({ id: "glm-main", expectedVersion: 1 });
+  });
+
+  it("an edit refused as stale says Changed elsewhere; Reload keeps the edit over the current connection", async () => {
+    const user = userEvent.setup();
+    const conns = versionedConnections([f.claudeConnection({ version: 4 })]);
+    const { calls } = renderWithIpc(<ConnectionsPage />, conns.handlers);
+    await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
+    await user.click(screen.getByRole("switch", { name: "Low-priority lane (lowPriorityMode)" }));
+    // Another client renames the connection and changes its priority; this page has not seen it.
+    conns.changeElsewhere("claude-max", { name: "Claude Max (work)", priority: 3 });
+    await user.click(screen.getByRole("button", { name: "Save" }));
+
+    const form = screen.getByRole("region", { name: "Edit Claude Max" });
+    const alert = await within(form).findByRole("alert");
+    expect(alert).toHaveTextContent("Changed elsewhere — reload");
+    expect(alert).toHaveTextContent(/This connection changed somewhere else/);
+    expect(conns.get("claude-max")?.providerSpecific).toMatchObject({ lowPriorityMode: false });
+
+    await user.click(within(alert).getByRole("button", { name: "Reload Edit Claude Max" }));
+    expect(await screen.findByText(/Reloaded the current values\. Your edits are kept/)).toBeInTheDocument();
+    expect(callsOf(calls, "connections_get")[0].args).toEqual({ id: "claude-max" });
+    const reloaded = screen.getByRole("region", { name: "Edit Claude Max (work)" });
+    expect(within(reloaded).queryByRole("alert")).not.toBeInTheDocument();
+    expect(within(reloaded).getByLabelText("Name")).toHaveValue("Claude Max (work)");
+    expect(within(reloaded).getByLabelText("Priority")).toHaveValue(3);
+    expect(within(reloaded).getByRole("switch", { name: "Low-priority lane (lowPriorityMode)" })).toBeChecked();
+
+    await user.click(within(reloaded).getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("Saved Claude Max (work).")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_update").map((c) => c.args)).toEqual([
+      { id: "claude-max", patch: { providerSpecific: { lowPriorityMode: true } }, expectedVersion: 4 },
+      { id: "claude-max", patch: { providerSpecific: { lowPriorityMode: true } }, expectedVersion: 5 },
+    ]);
+    expect(conns.get("claude-max")).toMatchObject({
+      name: "Claude Max (work)",
+      priority: 3,
+      providerSpecific: { lowPriorityMode: true },
+      version: 6,
+    });
+  });
+
+  it("a delete refused as stale says Changed elsewhere; Reload refetches the list", async () => {
+    const user = userEvent.setup();
+    const conns = versionedConnections([f.connection({ version: 2 })]);
+    const { calls } = renderWithIpc(<ConnectionsPage />, conns.handlers);
+    await screen.findByRole("table", { name: "Connections" });
+    conns.changeElsewhere("glm-main", { models: ["glm-5", "glm-5-air"] });
+    await user.click(screen.getByRole("button", { name: "Delete connection GLM main" }));
+    await user.click(screen.getByRole("button", { name: "Delete connection" }));
+    expect(
+      await screen.findByText(/Changed elsewhere — reload: GLM main changed somewhere else .* so it was not deleted/),
+    ).toBeInTheDocument();
+    expect(conns.get("glm-main")).toBeDefined();
+
+    await user.click(screen.getByRole("button", { name: "Reload connections" }));
+    expect(await screen.findByText("Reloaded the connections. Nothing was deleted.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_list")).toHaveLength(2);
+    await user.click(screen.getByRole("button", { name: "Delete connection GLM main" }));
+    await user.click(screen.getByRole("button", { name: "Delete connection" }));
+    expect(await screen.findByText("Deleted GLM main.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_delete").map((c) => c.args.expectedVersion)).toEqual([2, 3]);
+    expect(conns.get("glm-main")).toBeUndefined();
   });
 });

@@ -1,6 +1,8 @@
 // Connections: the list with live status, add / edit / delete / test.
 import { useMemo, useState } from "react";
+import { isPreconditionFailed } from "../../api/ApiError";
 import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
+import { CHANGED_ELSEWHERE_TITLE } from "../../shared/ChangedElsewhere";
 import { formatInt } from "../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../shared/states";
 import { useConnectionsQuery, useCooldownsQuery, useDeleteConnection, useTestConnection } from "./api";
@@ -9,7 +11,8 @@ import { ConnectionsTable } from "./components/ConnectionsTable";
 
 type Editing = { mode: "add" } | { mode: "edit"; id: string } | null;
 
-type Notice = { tone: "ok" | "error"; text: string };
+/** A message over the list; `reload` offers to refetch the list (a stale delete). */
+type Notice = { tone: "ok" | "error"; text: string; reload?: boolean };
 
 function describeTest(c: ConnectionView, r: ConnectionTestResult): Notice {
   const status = r.status === null ? "no HTTP status" : `HTTP ${r.status}`;
@@ -42,14 +45,33 @@ export function ConnectionsPage() {
     });
   };
 
+  // The delete names the version of the connection the list shows: one changed
+  // elsewhere since (412) is not deleted unseen.
   const remove = (c: ConnectionView) =>
     del
-      .mutateAsync(c.id)
+      .mutateAsync({ id: c.id, expectedVersion: c.version })
       .then(() => {
         setNotice({ tone: "ok", text: `Deleted ${c.name}.` });
         if (editing?.mode === "edit" && editing.id === c.id) setEditing(null);
       })
-      .catch((e: Error) => setNotice({ tone: "error", text: `Could not delete ${c.name}: ${e.message}` }));
+      .catch((e: Error) =>
+        setNotice(
+          isPreconditionFailed(e)
+            ? {
+                tone: "error",
+                text: `${CHANGED_ELSEWHERE_TITLE}: ${c.name} changed somewhere else after this list was loaded, so it was not deleted. Reload the list, check it and delete again.`,
+                reload: true,
+              }
+            : { tone: "error", text: `Could not delete ${c.name}: ${e.message}` },
+        ),
+      );
+
+  const reloadList = () => {
+    setNotice(null);
+    void connections.refetch().then((r) => {
+      if (r.isSuccess) setNotice({ tone: "ok", text: "Reloaded the connections. Nothing was deleted." });
+    });
+  };
 
   return (
     <div className="page">
@@ -66,6 +88,14 @@ export function ConnectionsPage() {
       </header>
       <p className={`notice${notice ? ` notice-${notice.tone}` : ""}`} role="status">
         {notice?.text}
+        {notice?.reload && (
+          <>
+            {" "}
+            <button type="button" className="btn btn-small" onClick={reloadList}>
+              Reload connections
+            </button>
+          </>
+        )}
       </p>
       {editing?.mode === "add" && (
         <ConnectionForm

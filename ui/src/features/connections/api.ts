@@ -1,4 +1,5 @@
-// Connections queries and mutations.
+// Connections queries and mutations. Updates and deletes name the version of the
+// connection they were made to; a connection changed since refuses them (412).
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
@@ -24,16 +25,24 @@ export function useCreateConnection() {
   });
 }
 
+/** Puts one connection (as the gateway returned it, with its version) in the list cache. */
+function useStoreConnection() {
+  const qc = useQueryClient();
+  return (updated: ConnectionView) =>
+    qc.setQueryData<ConnectionView[]>(queryKeys.connections, (list) =>
+      list?.map((c) => (c.id === updated.id ? updated : c)),
+    );
+}
+
 export function useUpdateConnection() {
   const api = useApi();
-  const qc = useQueryClient();
+  const store = useStoreConnection();
   const refresh = useRefreshConnections();
   return useMutation({
-    mutationFn: ({ id, patch }: { id: string; patch: ConnectionPatch }) => api.connectionsUpdate(id, patch),
+    mutationFn: ({ id, patch, expectedVersion }: { id: string; patch: ConnectionPatch; expectedVersion: number }) =>
+      api.connectionsUpdate(id, patch, expectedVersion),
     onSuccess: (updated) => {
-      qc.setQueryData<ConnectionView[]>(queryKeys.connections, (list) =>
-        list?.map((c) => (c.id === updated.id ? updated : c)),
-      );
+      store(updated);
       refresh();
     },
   });
@@ -42,7 +51,29 @@ export function useUpdateConnection() {
 export function useDeleteConnection() {
   const api = useApi();
   const refresh = useRefreshConnections();
-  return useMutation({ mutationFn: (id: string) => api.connectionsDelete(id), onSuccess: refresh });
+  return useMutation({
+    mutationFn: ({ id, expectedVersion }: { id: string; expectedVersion: number }) =>
+      api.connectionsDelete(id, expectedVersion),
+    onSuccess: refresh,
+  });
+}
+
+/** Refetches one connection (after a save refused as stale), caches and resolves with it. */
+export function useReloadConnection(): (id: string) => Promise<ConnectionView> {
+  const api = useApi();
+  const store = useStoreConnection();
+  const refresh = useRefreshConnections();
+  return async (id) => {
+    try {
+      const fresh = await api.connectionsGet(id);
+      store(fresh);
+      return fresh;
+    } catch (e) {
+      // Gone, say: the list is out of date too.
+      refresh();
+      throw e;
+    }
+  };
 }
 
 export function useTestConnection() {

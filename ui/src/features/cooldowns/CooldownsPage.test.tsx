@@ -139,6 +139,7 @@ describe("CooldownsPage", () => {
     await waitFor(() => expect(base).toHaveAccessibleDescription(/a whole number from 0 to 600,000 ms/));
     expect(base).toHaveValue(900000);
     const patch = callsOf(calls, "resilience_patch")[0].args.patch as Record<string, unknown>;
+    expect(callsOf(calls, "resilience_patch")[0].args.expectedVersion).toBe(1);
     expect(patch.streamStallCooldown).toEqual({ enabled: true });
     expect(patch.connectionCooldown).toEqual({
       oauth: { baseCooldownMs: 900_000, maxBackoffSteps: 8 },

@@ -10,7 +10,7 @@ export {
   useResilienceDefaultsQuery,
   useResilienceQuery,
 } from "../../api/sharedQueries";
-export { usePatchResilience } from "../../api/settingsMutations";
+export { usePatchResilience, useReloadResilience } from "../../api/settingsMutations";
 
 export function useClearCooldowns() {
   const api = useApi();

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import * as f from "../../test/fixtures";
-import { callsOf, fails, pending, renderWithIpc } from "../../test/harness";
+import { callsOf, fails, pending, renderWithIpc, versionedSettings } from "../../test/harness";
 import { ModelLockoutPage } from "./ModelLockoutPage";
 
 function byPath(path: string): HTMLInputElement {
@@ -67,11 +67,10 @@ describe("ModelLockoutPage", () => {
     });
   });
 
-  it("saves the settings through model_lockout_patch", async () => {
+  it("saves the settings through model_lockout_patch with the version it loaded", async () => {
     const user = userEvent.setup();
-    const { calls } = renderWithIpc(<ModelLockoutPage />, {
-      model_lockout_patch: (a) => ({ ...f.resilienceDefaults().modelLockout, ...(a.patch as object) }),
-    });
+    const store = versionedSettings(f.resilienceSettings({}, 4));
+    const { calls } = renderWithIpc(<ModelLockoutPage />, store.handlers);
     await user.click(await screen.findByRole("switch", { name: "Enabled" }));
     const codes = byPath("/modelLockout/errorCodes");
     await user.clear(codes);
@@ -87,8 +86,40 @@ describe("ModelLockoutPage", () => {
         maxBackoffSteps: 10,
         useExponentialBackoff: true,
       },
+      expectedVersion: 4,
     });
     expect(await screen.findByText("Saved.")).toBeInTheDocument();
+    // The next save names the version the gateway returned.
+    await user.click(screen.getByRole("switch", { name: "Exponential backoff" }));
+    await user.click(screen.getByRole("button", { name: "Save Model lockout settings" }));
+    await waitFor(() => expect(callsOf(calls, "model_lockout_patch")).toHaveLength(2));
+    expect(callsOf(calls, "model_lockout_patch")[1].args.expectedVersion).toBe(5);
+    expect(store.doc).toMatchObject({ version: 6, modelLockout: { enabled: true, useExponentialBackoff: false } });
+  });
+
+  it("a save refused as stale says Changed elsewhere; Reload keeps the edit over the current settings", async () => {
+    const user = userEvent.setup();
+    const store = versionedSettings(f.resilienceSettings({}, 2));
+    const { calls } = renderWithIpc(<ModelLockoutPage />, store.handlers);
+    const enabled = await screen.findByRole("switch", { name: "Enabled" });
+    // Another client (the Resilience page in another window, a script) saves first.
+    store.changeElsewhere({ modelLockout: { ...store.doc.modelLockout, baseCooldownMs: 60_000 } });
+    await user.click(enabled);
+    await user.click(screen.getByRole("button", { name: "Save Model lockout settings" }));
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Changed elsewhere — reload");
+    expect(store.doc.modelLockout).toMatchObject({ enabled: false, baseCooldownMs: 60_000 });
+
+    await user.click(within(alert).getByRole("button", { name: "Reload Model lockout settings" }));
+    expect(await screen.findByText(/Your edits are kept on top of them/)).toBeInTheDocument();
+    expect(callsOf(calls, "model_lockout_get")).toHaveLength(2);
+    expect(byPath("/modelLockout/baseCooldownMs")).toHaveValue(60_000);
+    expect(enabled).toBeChecked();
+    await user.click(screen.getByRole("button", { name: "Save Model lockout settings" }));
+    expect(await screen.findByText("Saved.")).toBeInTheDocument();
+    expect(callsOf(calls, "model_lockout_patch").map((c) => c.args.expectedVersion)).toEqual([2, 3]);
+    expect(callsOf(calls, "model_lockout_patch")[1].args.patch).not.toHaveProperty("version");
+    expect(store.doc.modelLockout).toMatchObject({ enabled: true, baseCooldownMs: 60_000 });
   });
 
   it("maps validation issues onto the lockout fields", async () => {

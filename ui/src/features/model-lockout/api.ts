@@ -5,7 +5,7 @@ import { queryKeys } from "../../api/queryKeys";
 import type { LockoutClearRequest } from "../../ipc/bindings";
 
 export { useRanges, useResilienceDefaultsQuery } from "../../api/sharedQueries";
-export { usePatchModelLockout } from "../../api/settingsMutations";
+export { usePatchModelLockout, useReloadModelLockout } from "../../api/settingsMutations";
 
 export function useModelLockoutQuery() {
   const api = useApi();

@@ -1,9 +1,10 @@
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { queryKeys } from "../../api/queryKeys";
 import type { ProviderErrorRule } from "../../ipc/bindings";
 import * as f from "../../test/fixtures";
-import { callsOf, fails, pending, renderWithIpc, type Call } from "../../test/harness";
+import { callsOf, fails, pending, renderWithIpc, versionedSettings, type Call } from "../../test/harness";
 import { ResiliencePage } from "./ResiliencePage";
 
 function byPath(path: string): HTMLInputElement {
@@ -76,7 +77,7 @@ describe("ResiliencePage", () => {
   it("saves a group as one patch", async () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<ResiliencePage />, {
-      resilience_patch: () => f.resilienceDefaults(),
+      resilience_patch: () => f.resilienceSettings({}, 2),
     });
     await screen.findByRole("region", { name: "Request queue" });
     const depth = byPath("/requestQueue/maxQueueDepth");
@@ -99,7 +100,7 @@ describe("ResiliencePage", () => {
   it("saves the stream recovery budgets with the rest of their card", async () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<ResiliencePage />, {
-      resilience_patch: () => f.resilienceDefaults(),
+      resilience_patch: () => f.resilienceSettings({}, 2),
     });
     await screen.findByRole("region", { name: "Stream recovery" });
     const readiness = byPath("/streamRecovery/readinessBudgetMs");
@@ -143,27 +144,26 @@ describe("ResiliencePage", () => {
 
   it("resets a group to the defaults", async () => {
     const user = userEvent.setup();
-    const current = { ...f.resilienceDefaults(), sessionAffinityTtlMs: 600_000 };
+    const current = f.resilienceSettings({ sessionAffinityTtlMs: 600_000 }, 4);
     const { calls } = renderWithIpc(<ResiliencePage />, {
       resilience_get: () => current,
-      resilience_patch: () => f.resilienceDefaults(),
+      resilience_patch: () => f.resilienceSettings({}, 5),
     });
     await screen.findByRole("region", { name: "Session affinity" });
     expect(byPath("/sessionAffinityTtlMs")).toHaveValue(600000);
     await user.click(screen.getByRole("button", { name: "Reset Session affinity to defaults" }));
     await waitFor(() => expect(callsOf(calls, "resilience_patch")).toHaveLength(1));
     expect((callsOf(calls, "resilience_patch")[0].args.patch as { sessionAffinityTtlMs: number }).sessionAffinityTtlMs).toBe(0);
+    expect(callsOf(calls, "resilience_patch")[0].args.expectedVersion).toBe(4);
     await waitFor(() => expect(byPath("/sessionAffinityTtlMs")).toHaveValue(0));
   });
 
   describe("provider error rules", () => {
     const RULES = "Provider error rules";
-    const withRules = (rules: ProviderErrorRule[]) => () => ({ ...f.resilienceDefaults(), providerErrorRules: rules });
+    const withRules = (rules: ProviderErrorRule[]) => () => f.resilienceSettings({ providerErrorRules: rules });
     /** Answers a patch with the document it produces. */
-    const applyPatch = (a: Record<string, unknown>) => ({
-      ...f.resilienceDefaults(),
-      ...(a.patch as Record<string, unknown>),
-    });
+    const applyPatch = (a: Record<string, unknown>) =>
+      f.resilienceSettings(a.patch as Record<string, unknown>, 2);
     const sentRules = (calls: Call[], n = 0): ProviderErrorRule[] => {
       const patch = callsOf(calls, "resilience_patch")[n].args.patch as { providerErrorRules: ProviderErrorRule[] };
       return patch.providerErrorRules;
@@ -394,6 +394,137 @@ describe("ResiliencePage", () => {
       expect(callsOf(calls, "resilience_patch")[0].args.patch).toEqual({ providerErrorRules: [] });
       expect(await within(rules).findByText("Defaults restored.")).toBeInTheDocument();
       expect(within(rules).getByText("No error rules")).toBeInTheDocument();
+    });
+  });
+
+  describe("versions (changes made elsewhere are not overwritten)", () => {
+    const expectedVersions = (calls: Call[]) => callsOf(calls, "resilience_patch").map((c) => c.args.expectedVersion);
+
+    it("saves with the version it loaded, then with the version the gateway returned", async () => {
+      const user = userEvent.setup();
+      const store = versionedSettings(f.resilienceSettings({}, 7));
+      const { calls } = renderWithIpc(<ResiliencePage />, store.handlers);
+      await screen.findByRole("region", { name: "Request queue" });
+      const depth = byPath("/requestQueue/maxQueueDepth");
+      await user.clear(depth);
+      await user.type(depth, "250");
+      await user.click(screen.getByRole("button", { name: "Save Request queue" }));
+      expect(await within(card("Request queue")).findByText("Saved.")).toBeInTheDocument();
+      const ttl = byPath("/sessionAffinityTtlMs");
+      await user.clear(ttl);
+      await user.type(ttl, "60000");
+      await user.click(screen.getByRole("button", { name: "Save Session affinity" }));
+      expect(await within(card("Session affinity")).findByText("Saved.")).toBeInTheDocument();
+
+      expect(expectedVersions(calls)).toEqual([7, 8]);
+      expect(callsOf(calls, "resilience_patch")[0].args.patch).not.toHaveProperty("version");
+      expect(store.doc).toMatchObject({ version: 9, sessionAffinityTtlMs: 60_000, requestQueue: { maxQueueDepth: 250 } });
+      expect(callsOf(calls, "resilience_get")).toHaveLength(1);
+    });
+
+    it("a save refused as stale says Changed elsewhere; Reload keeps the edits over the current settings", async () => {
+      const user = userEvent.setup();
+      const store = versionedSettings(f.resilienceSettings({}, 3));
+      const { calls } = renderWithIpc(<ResiliencePage />, store.handlers);
+      await screen.findByRole("region", { name: "Request queue" });
+      // Another client changes the same group; this page has not seen it.
+      store.changeElsewhere({ requestQueue: { ...store.doc.requestQueue, maxWaitMs: 45_000 } });
+      const depth = byPath("/requestQueue/maxQueueDepth");
+      await user.clear(depth);
+      await user.type(depth, "250");
+      await user.click(screen.getByRole("button", { name: "Save Request queue" }));
+
+      const alert = await within(card("Request queue")).findByRole("alert");
+      expect(alert).toHaveTextContent("Changed elsewhere — reload");
+      expect(alert).toHaveTextContent(/your change was not saved and nothing was overwritten/);
+      expect(depth).toHaveValue(250);
+      expect(store.doc.requestQueue).toMatchObject({ maxWaitMs: 45_000, maxQueueDepth: 0 });
+      expect(within(card("Request queue")).queryByText("Saved.")).not.toBeInTheDocument();
+
+      await user.click(within(alert).getByRole("button", { name: "Reload Request queue" }));
+      expect(
+        await within(card("Request queue")).findByText(/Reloaded the current values\. Your edits are kept on top of them/),
+      ).toBeInTheDocument();
+      expect(callsOf(calls, "resilience_get")).toHaveLength(2);
+      expect(within(card("Request queue")).queryByRole("alert")).not.toBeInTheDocument();
+      expect(byPath("/requestQueue/maxWaitMs")).toHaveValue(45_000);
+      expect(depth).toHaveValue(250);
+      expect(within(card("Request queue")).getByText("Unsaved changes")).toBeInTheDocument();
+
+      await user.click(screen.getByRole("button", { name: "Save Request queue" }));
+      expect(await within(card("Request queue")).findByText("Saved.")).toBeInTheDocument();
+      expect(expectedVersions(calls)).toEqual([3, 4]);
+      expect(store.doc.requestQueue).toMatchObject({ maxWaitMs: 45_000, maxQueueDepth: 250 });
+    });
+
+    it("takes in a change elsewhere to other fields; one to a field being edited refuses the save", async () => {
+      const user = userEvent.setup();
+      const store = versionedSettings(f.resilienceSettings({}, 1));
+      const { calls, queryClient } = renderWithIpc(<ResiliencePage />, store.handlers);
+      await screen.findByRole("region", { name: "Request queue" });
+      const depth = byPath("/requestQueue/maxQueueDepth");
+      await user.clear(depth);
+      await user.type(depth, "250");
+      // Another client changes another card; the page sees it (as on settingsChanged).
+      store.changeElsewhere({ sessionAffinityTtlMs: 600_000 });
+      await act(() => queryClient.invalidateQueries({ queryKey: queryKeys.resilience }));
+      await waitFor(() => expect(byPath("/sessionAffinityTtlMs")).toHaveValue(600_000));
+      expect(depth).toHaveValue(250);
+      await user.click(screen.getByRole("button", { name: "Save Request queue" }));
+      expect(await within(card("Request queue")).findByText("Saved.")).toBeInTheDocument();
+      expect(expectedVersions(calls)).toEqual([2]);
+
+      // Now the field being edited changes elsewhere: the edit stays on screen, and
+      // the save names the version it was made to, which the gateway refuses.
+      await user.clear(depth);
+      await user.type(depth, "300");
+      store.changeElsewhere({ requestQueue: { ...store.doc.requestQueue, maxQueueDepth: 500 } });
+      await act(() => queryClient.invalidateQueries({ queryKey: queryKeys.resilience }));
+      await waitFor(() => expect(callsOf(calls, "resilience_get")).toHaveLength(3));
+      expect(depth).toHaveValue(300);
+      await user.click(screen.getByRole("button", { name: "Save Request queue" }));
+      expect(await within(card("Request queue")).findByRole("alert")).toHaveTextContent("Changed elsewhere — reload");
+      expect(expectedVersions(calls)).toEqual([2, 3]);
+      expect(store.doc.requestQueue?.maxQueueDepth).toBe(500);
+    });
+
+    it("Discard changes after a stale save shows the current settings", async () => {
+      const user = userEvent.setup();
+      const store = versionedSettings(f.resilienceSettings({}, 1));
+      renderWithIpc(<ResiliencePage />, store.handlers);
+      await screen.findByRole("region", { name: "Session affinity" });
+      store.changeElsewhere({ sessionAffinityTtlMs: 600_000 });
+      const ttl = byPath("/sessionAffinityTtlMs");
+      await user.clear(ttl);
+      await user.type(ttl, "5000");
+      await user.click(screen.getByRole("button", { name: "Save Session affinity" }));
+      await within(card("Session affinity")).findByRole("alert");
+      await user.click(within(card("Session affinity")).getByRole("button", { name: "Discard changes" }));
+      await waitFor(() => expect(ttl).toHaveValue(600_000));
+      expect(within(card("Session affinity")).getByText("Reloaded the current values. Your change was not saved.")).toBeInTheDocument();
+      expect(store.doc.sessionAffinityTtlMs).toBe(600_000);
+    });
+
+    it("keeps an edited rule list through a stale save and Reload, then saves it with the new version", async () => {
+      const user = userEvent.setup();
+      const rule = f.errorRule();
+      const store = versionedSettings(f.resilienceSettings({ providerErrorRules: [rule] }, 5));
+      const { calls } = renderWithIpc(<ResiliencePage />, store.handlers);
+      const rules = await screen.findByRole("region", { name: "Provider error rules" });
+      store.changeElsewhere({ sessionAffinityTtlMs: 1_000 });
+      await user.click(within(rules).getByRole("button", { name: "Remove rule 1" }));
+      await user.click(within(rules).getByRole("button", { name: "Save Provider error rules" }));
+      const alert = await within(rules).findByRole("alert");
+      expect(alert).toHaveTextContent("Changed elsewhere — reload");
+      expect(store.doc.providerErrorRules).toEqual([rule]);
+
+      await user.click(within(alert).getByRole("button", { name: "Reload Provider error rules" }));
+      expect(await within(rules).findByText(/Your edited list is kept in the form/)).toBeInTheDocument();
+      expect(within(rules).getByText("No error rules")).toBeInTheDocument();
+      await user.click(within(rules).getByRole("button", { name: "Save Provider error rules" }));
+      expect(await within(rules).findByText("Saved.")).toBeInTheDocument();
+      expect(expectedVersions(calls)).toEqual([5, 6]);
+      expect(store.doc).toMatchObject({ providerErrorRules: [], sessionAffinityTtlMs: 1_000, version: 7 });
     });
   });
 

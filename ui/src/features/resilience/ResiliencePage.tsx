@@ -2,7 +2,13 @@
 // defaults), the operator error rules and the live provider breakers.
 import { ErrorState, Loading } from "../../shared/states";
 import { SettingsCard } from "../../shared/SettingsCard";
-import { usePatchResilience, useRanges, useResilienceDefaultsQuery, useResilienceQuery } from "./api";
+import {
+  usePatchResilience,
+  useRanges,
+  useReloadResilience,
+  useResilienceDefaultsQuery,
+  useResilienceQuery,
+} from "./api";
 import { BreakersCard } from "./components/BreakersCard";
 import { ErrorRulesCard } from "./components/ErrorRulesCard";
 import { GROUPS } from "./groups";
@@ -12,6 +18,9 @@ export function ResiliencePage() {
   const defaults = useResilienceDefaultsQuery();
   const ranges = useRanges();
   const patch = usePatchResilience();
+  const reload = useReloadResilience();
+  const save = (groups: Record<string, unknown>, expectedVersion: number) =>
+    patch.mutateAsync({ groups, expectedVersion });
 
   return (
     <div className="page">
@@ -42,16 +51,22 @@ export function ResiliencePage() {
                 description={g.description}
                 sections={g.sections}
                 doc={settings.data}
+                version={settings.data.version}
                 defaults={defaults.data}
                 ranges={ranges}
-                onSave={(groups) => patch.mutateAsync(groups)}
+                onSave={save}
+                onReload={async () => {
+                  const fresh = await reload();
+                  return { doc: fresh, version: fresh.version };
+                }}
               />
             ))}
             <ErrorRulesCard
               settings={settings.data}
               defaults={defaults.data}
               ranges={ranges}
-              onSave={(groups) => patch.mutateAsync(groups)}
+              onSave={save}
+              onReload={reload}
             />
           </>
         )}

@@ -9,7 +9,7 @@ export {
   useResilienceDefaultsQuery,
   useResilienceQuery,
 } from "../../api/sharedQueries";
-export { usePatchResilience } from "../../api/settingsMutations";
+export { usePatchResilience, useReloadResilience } from "../../api/settingsMutations";
 
 export function useBreakersQuery() {
   const api = useApi();

@@ -1,11 +1,16 @@
 // Add / edit a connection. Secrets are write-only: empty secret fields keep the
 // stored ones. Server issues land on the field whose JSON pointer matches; the rest
-// are listed at the top of the form.
+// are listed at the top of the form. An edit shows the user's changes on top of the
+// live connection and names the version they were made to; a save refused because
+// the connection changed elsewhere (412) says so and offers Reload, which keeps the
+// user's changes on top of the current connection.
 import { useMemo, useState, type FormEvent } from "react";
 import type { ApiFormat, AuthKind, ConnectionView } from "../../../ipc/bindings";
+import { ChangedElsewhere, reloadedText } from "../../../shared/ChangedElsewhere";
 import { FormErrors, NumberField, SelectField, Switch, TextField } from "../../../shared/fields";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
-import { useCreateConnection, useUpdateConnection } from "../api";
+import { useVersionedEdits } from "../../../shared/versionedEdits";
+import { useCreateConnection, useReloadConnection, useUpdateConnection } from "../api";
 import {
   buildCreateRequest,
   buildPatch,
@@ -35,12 +40,15 @@ export function ConnectionForm({
   onCancel: () => void;
 }) {
   const editing = connection !== undefined;
-  const [state, setState] = useState<ConnectionFormState>(() =>
-    connection ? formFromConnection(connection) : EMPTY_FORM,
-  );
+  const live = useMemo(() => (connection ? formFromConnection(connection) : EMPTY_FORM), [connection]);
+  const edits = useVersionedEdits<ConnectionFormState>(live, connection?.version ?? 0);
+  const state = edits.values;
   const create = useCreateConnection();
   const update = useUpdateConnection();
-  const busy = create.isPending || update.isPending;
+  const reloadConnection = useReloadConnection();
+  const [reloading, setReloading] = useState(false);
+  const [status, setStatus] = useState<string | null>(null);
+  const busy = create.isPending || update.isPending || reloading;
   const claude = isClaudeOAuth(state.provider, state.authKind);
 
   const visiblePaths = useMemo(() => {
@@ -55,15 +63,21 @@ export function ConnectionForm({
   }, [editing, state.authKind, claude]);
   const errors = useFieldErrors(visiblePaths);
 
-  const set = (change: Partial<ConnectionFormState>) => setState((s) => ({ ...s, ...change }));
+  const set = (change: Partial<ConnectionFormState>) => {
+    setStatus(null);
+    edits.set(change);
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
+    setStatus(null);
     try {
       if (connection) {
         const built = buildPatch(connection, state);
         if (Object.keys(built.errors).length) return errors.setClientErrors(built.errors);
-        onDone(await update.mutateAsync({ id: connection.id, patch: built.value }));
+        onDone(
+          await update.mutateAsync({ id: connection.id, patch: built.value, expectedVersion: edits.expectedVersion }),
+        );
       } else {
         const built = buildCreateRequest(state);
         if (Object.keys(built.errors).length) return errors.setClientErrors(built.errors);
@@ -75,6 +89,23 @@ export function ConnectionForm({
     }
   };
 
+  const reload = async () => {
+    if (!connection) return;
+    setReloading(true);
+    setStatus(null);
+    try {
+      const fresh = await reloadConnection(connection.id);
+      const kept = edits.rebase(formFromConnection(fresh), fresh.version);
+      errors.clear();
+      setStatus(reloadedText(kept));
+    } catch (err) {
+      errors.setError(err);
+    } finally {
+      setReloading(false);
+    }
+  };
+  const changedElsewhere = errors.error?.isPreconditionFailed === true;
+
   const title = editing ? `Edit ${connection.name}` : "Add connection";
   const secretHelp = (stored: boolean) => (editing && stored ? "A secret is stored; leave empty to keep it." : undefined);
 
@@ -84,7 +115,7 @@ export function ConnectionForm({
         <h2 id="conn-form-title">{title}</h2>
       </header>
       <form noValidate onSubmit={submit}>
-        <FormErrors error={errors.error} issues={errors.formIssues} />
+        {!changedElsewhere && <FormErrors error={errors.error} issues={errors.formIssues} />}
         <div className="field-grid">
           {editing ? (
             <div className="field">
@@ -255,6 +286,9 @@ export function ConnectionForm({
             wall={editing ? connection.claudeWall : undefined}
           />
         )}
+        {changedElsewhere && (
+          <ChangedElsewhere what="This connection" title={title} busy={busy} onReload={() => void reload()} />
+        )}
         <div className="card-actions">
           <button type="submit" className="btn btn-primary" disabled={busy}>
             Save
@@ -263,7 +297,7 @@ export function ConnectionForm({
             Cancel
           </button>
           <span className="card-status" role="status">
-            {busy ? "Saving…" : null}
+            {reloading ? "Reloading…" : busy ? "Saving…" : status}
           </span>
         </div>
       </form>

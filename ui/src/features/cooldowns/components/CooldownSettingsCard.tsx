@@ -1,10 +1,11 @@
 // The Cooldown Manager's settings: stream stall cooldown and the OAuth / API-key
 // connection cooldown base and backoff steps (saved through resilience_patch).
+import type { Versioned } from "../../../api/versions";
 import type { ResilienceSettings } from "../../../ipc/bindings";
 import type { RangeLookup } from "../../../shared/ranges";
 import { SettingsCard } from "../../../shared/SettingsCard";
 import type { FieldSection } from "../../../shared/settingsForm";
-import { usePatchResilience } from "../api";
+import { usePatchResilience, useReloadResilience } from "../api";
 
 const SECTIONS: FieldSection[] = [
   {
@@ -38,11 +39,12 @@ export function CooldownSettingsCard({
   defaults,
   ranges,
 }: {
-  settings: ResilienceSettings;
+  settings: Versioned<ResilienceSettings>;
   defaults?: ResilienceSettings;
   ranges: RangeLookup;
 }) {
   const patch = usePatchResilience();
+  const reload = useReloadResilience();
   return (
     <SettingsCard
       id="cooldown-settings"
@@ -50,9 +52,14 @@ export function CooldownSettingsCard({
       description="A failing connection cools for base × 2^level; each further failure raises the level up to the max backoff steps."
       sections={SECTIONS}
       doc={settings}
+      version={settings.version}
       defaults={defaults}
       ranges={ranges}
-      onSave={(groups) => patch.mutateAsync(groups)}
+      onSave={(groups, expectedVersion) => patch.mutateAsync({ groups, expectedVersion })}
+      onReload={async () => {
+        const fresh = await reload();
+        return { doc: fresh, version: fresh.version };
+      }}
     />
   );
 }

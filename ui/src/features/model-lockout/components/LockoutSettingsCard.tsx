@@ -1,10 +1,15 @@
-// The model lockout settings card, saved through model_lockout_patch.
+// The model lockout settings card, saved through model_lockout_patch with the version
+// of the settings document the group belongs to.
 import { useMemo } from "react";
+import { withoutVersion, type Versioned } from "../../../api/versions";
 import type { ModelLockoutPatch, ModelLockoutSettings } from "../../../ipc/bindings";
 import type { RangeLookup } from "../../../shared/ranges";
 import { SettingsCard } from "../../../shared/SettingsCard";
 import type { FieldSection } from "../../../shared/settingsForm";
-import { usePatchModelLockout } from "../api";
+import { usePatchModelLockout, useReloadModelLockout } from "../api";
+
+/** The card's root-shaped document (the version stays out of the group and its patch). */
+const rootDoc = (settings: Versioned<ModelLockoutSettings>) => ({ modelLockout: withoutVersion(settings) });
 
 const SECTIONS: FieldSection[] = [
   {
@@ -39,12 +44,13 @@ export function LockoutSettingsCard({
   defaults,
   ranges,
 }: {
-  settings: ModelLockoutSettings;
+  settings: Versioned<ModelLockoutSettings>;
   defaults?: ModelLockoutSettings;
   ranges: RangeLookup;
 }) {
   const patch = usePatchModelLockout();
-  const doc = useMemo(() => ({ modelLockout: settings }), [settings]);
+  const reload = useReloadModelLockout();
+  const doc = useMemo(() => rootDoc(settings), [settings]);
   const defaultsDoc = useMemo(() => (defaults ? { modelLockout: defaults } : undefined), [defaults]);
   return (
     <SettingsCard
@@ -53,10 +59,17 @@ export function LockoutSettingsCard({
       description="A model that fails with one of these statuses is locked on that connection (quota family for 429/402/403, the model for 404, the exact triple otherwise). A good response halves the failure count; at zero the lockout ends early."
       sections={SECTIONS}
       doc={doc}
+      version={settings.version}
       defaults={defaultsDoc}
       ranges={ranges}
       basePath="/modelLockout"
-      onSave={(groups) => patch.mutateAsync(groups.modelLockout as ModelLockoutPatch)}
+      onSave={(groups, expectedVersion) =>
+        patch.mutateAsync({ patch: groups.modelLockout as ModelLockoutPatch, expectedVersion })
+      }
+      onReload={async () => {
+        const fresh = await reload();
+        return { doc: rootDoc(fresh), version: fresh.version };
+      }}
     />
   );
 }

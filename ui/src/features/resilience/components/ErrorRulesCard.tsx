@@ -1,15 +1,20 @@
 // The operator error rules (`providerErrorRules`): a list of rules edited as a whole,
 // saved as one patch carrying the complete list, reset to the defaults' list, with the
 // gateway's issues shown on the row field they name (`/providerErrorRules/2/match` →
-// rule 3's match text). The user's input survives a rejected save.
+// rule 3's match text). The user's input survives a rejected save. The list is one
+// value for optimistic concurrency: a save refused because the saved list changed
+// elsewhere (412) offers Reload, which keeps the user's list over the current settings.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import type { ErrorReason, ProviderErrorRule, ResilienceSettings, RuleScope } from "../../../ipc/bindings";
+import type { Versioned } from "../../../api/versions";
+import { reloadedText } from "../../../shared/ChangedElsewhere";
 import { NumberField, SelectField, TextField } from "../../../shared/fields";
 import { humanize } from "../../../shared/format";
 import { formatRange, type RangeLookup } from "../../../shared/ranges";
 import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { useVersionedEdits, type Same } from "../../../shared/versionedEdits";
 import {
   RULES_PATH,
   SCOPES,
@@ -24,6 +29,14 @@ import {
 } from "../errorRules";
 
 const TITLE = "Provider error rules";
+
+/** The form's one value: the whole list. */
+type RulesForm = { rules: RuleDraft[] };
+
+const sameList: Same = (a, b) => Array.isArray(a) && Array.isArray(b) && sameRules(a, b);
+
+const rowsOf = (settings: ResilienceSettings): RuleDraft[] =>
+  (settings.providerErrorRules ?? []).map((r, i) => draftFromRule(r, `saved-${i}`));
 
 const SCOPE_LABELS: Record<string, string> = {
   model: "Model (lockout)",
@@ -43,29 +56,31 @@ export function ErrorRulesCard({
   defaults,
   ranges,
   onSave,
+  onReload,
 }: {
-  settings: ResilienceSettings;
+  settings: Versioned<ResilienceSettings>;
   /** Enables "Reset to defaults" (the defaults' list). */
   defaults?: ResilienceSettings;
   ranges: RangeLookup;
-  /** Sends `{ providerErrorRules: [...] }`; rejects with ApiError. */
-  onSave: (patch: Record<string, unknown>) => Promise<unknown>;
+  /** Sends `{ providerErrorRules: [...] }` made to `expectedVersion`; rejects with ApiError. */
+  onSave: (patch: Record<string, unknown>, expectedVersion: number) => Promise<unknown>;
+  /** Refetches the settings (after a save refused as stale) and resolves with them. */
+  onReload: () => Promise<Versioned<ResilienceSettings>>;
 }) {
   const id = "res-providerErrorRules";
-  const baseRows = useMemo(
-    () => (settings.providerErrorRules ?? []).map((r, i) => draftFromRule(r, `saved-${i}`)),
-    [settings.providerErrorRules],
-  );
-  const [edits, setEdits] = useState<RuleDraft[] | null>(null);
+  const live = useMemo<RulesForm>(() => ({ rules: rowsOf(settings) }), [settings]);
+  const edits = useVersionedEdits(live, settings.version, sameList);
   const [busy, setBusy] = useState(false);
+  const [reloading, setReloading] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
   const nextKey = useRef(0);
   const focusAfterRender = useRef<string | null>(null);
-  const rows = edits ?? baseRows;
+  const rows = edits.values.rules;
+  const setEdits = (next: RuleDraft[]) => edits.set({ rules: next });
   const count = rows.length;
   const paths = useMemo(() => rulePaths(count), [count]);
   const errors = useFieldErrors(paths);
-  const dirty = edits !== null && !sameRules(edits, baseRows);
+  const dirty = edits.dirty;
 
   useEffect(() => {
     if (focusAfterRender.current === null) return;
@@ -108,18 +123,37 @@ export function ErrorRulesCard({
       count > 1 ? fieldId(id, rulePath(Math.min(index, count - 2), "provider")) : `${id}-add`;
   };
 
-  const send = async (rules: ProviderErrorRule[], doneText: string) => {
+  const send = async (rules: ProviderErrorRule[], expectedVersion: number, doneText: string) => {
     setBusy(true);
     setStatus(null);
     try {
-      await onSave({ providerErrorRules: rules });
+      await onSave({ providerErrorRules: rules }, expectedVersion);
       errors.clear();
-      setEdits(null);
+      edits.discard();
       setStatus(doneText);
     } catch (e) {
       errors.setError(e);
     } finally {
       setBusy(false);
+    }
+  };
+
+  const reload = async () => {
+    setReloading(true);
+    setStatus(null);
+    try {
+      const fresh = await onReload();
+      const kept = edits.rebase({ rules: rowsOf(fresh) }, fresh.version);
+      errors.clear();
+      setStatus(
+        kept
+          ? "Reloaded the current rules. Your edited list is kept in the form: review it and save again, or Discard changes to see the current list."
+          : reloadedText(false),
+      );
+    } catch (e) {
+      errors.setError(e);
+    } finally {
+      setReloading(false);
     }
   };
 
@@ -131,12 +165,12 @@ export function ErrorRulesCard({
       setStatus(null);
       return;
     }
-    void send(built.rules, "Saved.");
+    void send(built.rules, edits.expectedVersion, "Saved.");
   };
 
   const resetToDefaults = () => {
     if (defaults === undefined) return;
-    void send(defaults.providerErrorRules ?? [], "Defaults restored.");
+    void send(defaults.providerErrorRules ?? [], settings.version, "Defaults restored.");
   };
 
   const titleId = `${id}-title`;
@@ -275,13 +309,19 @@ export function ErrorRulesCard({
         <SettingsCardFooter
           title={TITLE}
           errors={errors}
-          busy={busy}
+          busy={busy || reloading}
+          busyText={reloading ? "Reloading…" : undefined}
           dirty={dirty}
           status={status}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
+          onReload={() => void reload()}
           onDiscard={() => {
-            setEdits(null);
+            const stale = errors.error?.isPreconditionFailed === true;
+            edits.discard();
             errors.clear();
+            setStatus(null);
+            // The list on screen is known to be out of date: show the current one.
+            if (stale) void reload();
           }}
         />
       </form>
