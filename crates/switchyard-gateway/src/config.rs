@@ -264,21 +264,62 @@ impl ConfigFile {
             path: path.display().to_string(),
             problems: vec![format!("{what}: {}", e.message)],
         };
+        // One transaction for the whole file: a crash or a failure half-way leaves
+        // the store as it was, never part of the file.
+        let batch_store =
+            service.store().begin_batch().await.map_err(|e| fail("database".into(), e.into()))?;
+        let batch = service.with_store(batch_store.clone());
+        let items = Items { connections, keys, combos, aliases, resilience };
+        match self.write_all(&batch, items, &fail).await {
+            Ok(changed) => {
+                drop(batch);
+                batch_store.commit_batch().await.map_err(|e| fail("database".into(), e.into()))?;
+                // Replaced keys must not linger in the write-ahead log.
+                service.store().scrub().await.map_err(|e| fail("database".into(), e.into()))?;
+                service.reload().await.map_err(|e| fail("routing".into(), e))?;
+                Ok(changed)
+            }
+            Err(e) => {
+                drop(batch);
+                batch_store.rollback_batch().await;
+                // The snapshot and settings in memory followed the batch; restore them.
+                if let Err(reload) = service.reload().await {
+                    tracing::warn!(event = "config.reload_after_rollback_failed", error = %reload.message);
+                }
+                if let Err(reload) = service.resilience().reload_from_store().await {
+                    tracing::warn!(event = "config.reload_after_rollback_failed", error = %reload.message);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes every item through `service` (a batch); the number changed.
+    async fn write_all(
+        &self,
+        service: &ManagementService,
+        items: Items,
+        fail: &dyn Fn(String, crate::errors::GatewayError) -> ConfigError,
+    ) -> Result<usize, ConfigError> {
         let mut changed = 0;
-        for (i, c) in connections.into_iter().enumerate() {
+        for (i, c) in items.connections.into_iter().enumerate() {
             let outcome =
                 service.upsert_connection(c).await.map_err(|e| fail(format!("connections[{i}]"), e))?;
             changed += usize::from(outcome != crate::management::ConnectionUpsert::Unchanged);
         }
-        for (i, k) in keys.into_iter().enumerate() {
+        // Keys and combos are checked against the connections just written.
+        service.reload_now().await.map_err(|e| fail("routing".into(), e))?;
+        for (i, k) in items.keys.into_iter().enumerate() {
             changed +=
                 usize::from(service.upsert_api_key(k).await.map_err(|e| fail(format!("api_keys[{i}]"), e))?);
         }
-        for (i, c) in combos.into_iter().enumerate() {
+        for (i, c) in items.combos.into_iter().enumerate() {
             let put = service.put_combo(c, None).await.map_err(|e| fail(format!("combos[{i}]"), e))?;
             changed += usize::from(put.changed);
         }
-        for (i, a) in aliases.into_iter().enumerate() {
+        // Aliases may name the combos just written.
+        service.reload_now().await.map_err(|e| fail("routing".into(), e))?;
+        for (i, a) in items.aliases.into_iter().enumerate() {
             let put = service.put_alias(a, None).await.map_err(|e| fail(format!("aliases[{i}]"), e))?;
             changed += usize::from(put.changed);
         }
@@ -290,12 +331,21 @@ impl ConfigFile {
                 changed += 1;
             }
         }
-        if let Some(patch) = resilience {
+        if let Some(patch) = items.resilience {
             service.resilience_patch(patch, None).await.map_err(|e| fail("resilience".into(), e))?;
             changed += 1;
         }
         Ok(changed)
     }
+}
+
+/// What an import writes, validated.
+struct Items {
+    connections: Vec<ConnectionCreateRequest>,
+    keys: Vec<ApiKeyCreateRequest>,
+    combos: Vec<ComboView>,
+    aliases: Vec<AliasView>,
+    resilience: Option<ResilienceSettingsPatch>,
 }
 
 /// Checks `[resilience]` the way `PATCH /api/resilience` checks its body (strict

@@ -96,6 +96,9 @@ pub struct ManagementService {
     control: Arc<Control>,
     /// Serializes every read-modify-write of a management document.
     write_lock: Arc<tokio::sync::Mutex<()>>,
+    /// A batch service rebuilds the routing snapshot only when asked
+    /// ([`ManagementService::reload_now`]), not after every write.
+    defer_reload: bool,
 }
 
 impl ManagementService {
@@ -122,7 +125,20 @@ impl ManagementService {
             claude_wall,
             control,
             write_lock: Arc::new(tokio::sync::Mutex::new(())),
+            defer_reload: false,
         }
+    }
+
+    /// The same service writing through `store` (a batch store: every write joins
+    /// one transaction). The routing snapshot and the settings in memory follow
+    /// each write; after a rollback, [`ManagementService::reload`] and
+    /// `Resilience::reload_from_store` restore them from the main store.
+    ///
+    /// A batch writes many items: it rebuilds the routing snapshot only on
+    /// [`ManagementService::reload_now`] (an import of 300 connections would
+    /// otherwise rebuild it 300 times).
+    pub fn with_store(&self, store: Store) -> ManagementService {
+        ManagementService { store, defer_reload: true, ..self.clone() }
     }
 
     /// Holds the write lock for one read-modify-write.
@@ -145,8 +161,17 @@ impl ManagementService {
         &self.store
     }
 
-    /// Rebuilds the routing snapshot from the store.
+    /// Rebuilds the routing snapshot from the store (deferred in a batch).
     pub async fn reload(&self) -> MgmtResult<()> {
+        if self.defer_reload {
+            return Ok(());
+        }
+        self.reload_now().await
+    }
+
+    /// Rebuilds the routing snapshot from the store, also in a batch (whose later
+    /// items are validated against what it wrote so far).
+    pub async fn reload_now(&self) -> MgmtResult<()> {
         let connections = self.store.list_connections().await?;
         let keys = self.store.list_api_keys().await?;
         let combos = self.store.list_combos().await?;

@@ -33,7 +33,7 @@ impl ManagementService {
         expected: Option<u64>,
     ) -> MgmtResult<Versioned<ResilienceSettings>> {
         let _writing = self.writing().await;
-        let settings = self.resilience.patch(patch, expected).await?;
+        let settings = self.resilience.patch_in(&self.store, patch, expected).await?;
         self.control.notify(ChangeTopic::Settings);
         Ok(Versioned { doc: (*settings).clone(), version: self.resilience.version() })
     }
@@ -76,7 +76,7 @@ impl ManagementService {
         let whole =
             ResilienceSettingsPatch { model_lockout: Some(patch), ..ResilienceSettingsPatch::default() };
         let _writing = self.writing().await;
-        match self.resilience.patch(whole, expected).await {
+        match self.resilience.patch_in(&self.store, whole, expected).await {
             Ok(s) => {
                 self.control.notify(ChangeTopic::Settings);
                 Ok(Versioned { doc: s.model_lockout.clone(), version: self.resilience.version() })

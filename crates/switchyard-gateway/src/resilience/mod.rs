@@ -142,7 +142,18 @@ impl Resilience {
         patch: ResilienceSettingsPatch,
         expected: Option<u64>,
     ) -> Result<Arc<ResilienceSettings>, GatewayError> {
-        let (stored, version) = load_stored(&self.store).await?;
+        self.patch_in(&self.store, patch, expected).await
+    }
+
+    /// [`Resilience::patch`] written through `store` (a batch store, so the change
+    /// commits with the rest of an import).
+    pub async fn patch_in(
+        &self,
+        store: &Store,
+        patch: ResilienceSettingsPatch,
+        expected: Option<u64>,
+    ) -> Result<Arc<ResilienceSettings>, GatewayError> {
+        let (stored, version) = load_stored(store).await?;
         if let Some(expected) = expected
             && expected != version
         {
@@ -155,15 +166,26 @@ impl Resilience {
         let next = base.patched(&patch).map_err(GatewayError::validation)?;
         let now = self.engine.now();
         let at = i64::try_from(version).unwrap_or(i64::MAX);
-        self.store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now, Some(at)).await?;
+        store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now, Some(at)).await?;
         let as_patch = parse_patch(&serde_json::to_vec(&next).unwrap_or_default())
             .map_err(|issues| GatewayError::internal(format!("stored document unreadable: {issues:?}")))?;
         let layered = layer(self.env.as_ref(), Some(as_patch));
         self.engine.apply_settings(&layered.settings);
         self.effective.store(Arc::new(layered.settings));
-        let (_, written) = load_stored(&self.store).await?;
+        let (_, written) = load_stored(store).await?;
         self.version.store(written, Ordering::Release);
         Ok(self.settings())
+    }
+
+    /// Re-reads the stored document and applies it (after a batch that wrote it was
+    /// rolled back, the effective settings follow the store again).
+    pub async fn reload_from_store(&self) -> Result<(), GatewayError> {
+        let (stored, version) = load_stored(&self.store).await?;
+        let layered = layer(self.env.as_ref(), stored);
+        self.engine.apply_settings(&layered.settings);
+        self.effective.store(Arc::new(layered.settings));
+        self.version.store(version, Ordering::Release);
+        Ok(())
     }
 
     /// Parses a patch body, naming the offending field.

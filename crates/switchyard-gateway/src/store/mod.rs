@@ -86,6 +86,9 @@ pub const DATABASE_FILE: &str = "switchyard.sqlite";
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: SqlitePool,
+    options: SqliteConnectOptions,
+    /// A batch store: one connection inside `BEGIN IMMEDIATE` ([`Store::begin_batch`]).
+    batch: bool,
 }
 
 impl Store {
@@ -107,9 +110,9 @@ impl Store {
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true)
             .pragma("secure_delete", "on");
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options.clone()).await?;
         sqlx::migrate!("../../migrations").run(&pool).await?;
-        let store = Store { pool };
+        let store = Store { pool, options, batch: false };
         store.vacuum_once().await?;
         Ok(store)
     }
@@ -133,8 +136,43 @@ impl Store {
     /// deleted: its old page images would otherwise keep the secret on disk until
     /// overwritten. Cheap (credential changes are rare) and safe at any time.
     pub async fn scrub(&self) -> StoreResult<()> {
+        if self.batch {
+            // Not inside a transaction: the batch's owner scrubs after the commit.
+            return Ok(());
+        }
         sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
         Ok(())
+    }
+
+    /// A store whose every write goes into one transaction (`BEGIN IMMEDIATE` on a
+    /// dedicated connection), for writes that must land together or not at all —
+    /// the config file's import. It reads its own uncommitted writes; nothing is
+    /// visible elsewhere, or survives a crash, before [`Store::commit_batch`].
+    /// While it is open other writers wait (the busy timeout), so keep it short.
+    pub async fn begin_batch(&self) -> StoreResult<Store> {
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .connect_with(self.options.clone())
+            .await?;
+        sqlx::query("BEGIN IMMEDIATE").execute(&pool).await?;
+        Ok(Store { pool, options: self.options.clone(), batch: true })
+    }
+
+    /// Commits a batch store's transaction and closes it.
+    pub async fn commit_batch(self) -> StoreResult<()> {
+        sqlx::query("COMMIT").execute(&self.pool).await?;
+        self.pool.close().await;
+        Ok(())
+    }
+
+    /// Discards a batch store's writes and closes it (dropping it without a commit
+    /// does the same: SQLite rolls back a transaction whose connection closes).
+    pub async fn rollback_batch(self) {
+        if let Err(e) = sqlx::query("ROLLBACK").execute(&self.pool).await {
+            tracing::warn!(event = "store.rollback_failed", error = %e);
+        }
+        self.pool.close().await;
     }
 
     /// The underlying pool (for tests that inspect the database directly).
