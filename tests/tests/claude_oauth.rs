@@ -71,6 +71,9 @@ async fn an_expiring_token_is_refreshed_once_for_many_concurrent_requests() {
     let view = gw.mgmt_json("/api/providers/claude-a").await;
     assert_eq!(view["tokenExpiresAt"], NOW + 28_800_000);
     assert!(!view.to_string().contains("oat-new") && !view.to_string().contains("ort-new"));
+    // A refresh is the gateway's upkeep, not an edit: a form opened before it can
+    // still save with the version it loaded.
+    assert_eq!(view["version"], 1, "{view}");
 }
 
 #[tokio::test]

@@ -316,14 +316,10 @@ impl ManagementService {
         expires_at: Option<switchyard_types::UnixMillis>,
     ) -> MgmtResult<()> {
         let _writing = self.writing().await;
-        let mut r = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
-        r.access_token = Some(access_token);
-        if let Some(t) = refresh_token {
-            r.refresh_token = Some(t);
+        let now = self.clock.now_wall();
+        if !self.store.put_oauth_tokens(id, &access_token, refresh_token.as_deref(), expires_at, now).await? {
+            return Err(missing(id));
         }
-        r.token_expires_at = expires_at.or(r.token_expires_at);
-        r.updated_at = self.clock.now_wall();
-        self.store.put_connection(&r, Some(r.version)).await?;
         self.store.scrub().await?;
         self.reload().await
     }

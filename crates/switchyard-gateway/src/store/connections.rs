@@ -167,6 +167,31 @@ impl Store {
         stale_unless(done.rows_affected(), || format!("connection '{}'", c.id), expected)
     }
 
+    /// Stores refreshed OAuth tokens without touching the rest of the row or its
+    /// version: a token refresh is the gateway's own upkeep, not an edit, so it must
+    /// not turn a user's pending edit of the connection into a `412`.
+    pub async fn put_oauth_tokens(
+        &self,
+        id: &str,
+        access_token: &str,
+        refresh_token: Option<&str>,
+        expires_at: Option<UnixMillis>,
+        now: UnixMillis,
+    ) -> StoreResult<bool> {
+        let done = sqlx::query(
+            "UPDATE connections SET access_token = ?, refresh_token = COALESCE(?, refresh_token), \
+             token_expires_at = COALESCE(?, token_expires_at), updated_at = ? WHERE id = ?",
+        )
+        .bind(access_token)
+        .bind(refresh_token)
+        .bind(expires_at.map(|t| t.0))
+        .bind(now.0)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
     /// Deletes a connection; returns whether it existed.
     pub async fn delete_connection(&self, id: &str) -> StoreResult<bool> {
         let done = sqlx::query("DELETE FROM connections WHERE id = ?").bind(id).execute(&self.pool).await?;
