@@ -132,3 +132,123 @@ async fn two_dead_connections_never_take_the_healthy_one_down() {
         assert!(entry["backoffLevel"].as_u64().unwrap_or_default() >= 2, "{id}: {cooldowns}");
     }
 }
+
+/// A small deterministic generator (xorshift64*): the chaos is random but the same
+/// on every run, so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One fault before anything reaches the client (or, for latency, none at all).
+fn chaos_reply(rng: &mut Rng) -> (&'static str, Reply) {
+    let ok = || Reply::sse(wire::anthropic_sse("claude-sonnet-4-6", "fine"));
+    match rng.below(7) {
+        0 => ("latency", Reply::Delayed(std::time::Duration::from_millis(rng.below(30)), Box::new(ok()))),
+        1 => ("reset", Reply::Hangup),
+        2 => ("timeout", Reply::Silent),
+        3 => ("503", Reply::json(503, wire::anthropic_error("api_error", "unavailable"))),
+        4 => (
+            "429",
+            Reply::json(429, wire::anthropic_error("rate_limit_error", "slow down"))
+                .with_header("retry-after", "2"),
+        ),
+        5 => {
+            // Heartbeats only, then silence: a stall before the first model event.
+            let ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n".to_owned();
+            ("stall", Reply::sse(vec![ping.clone(), ping]).ending(StreamEnd::Hang))
+        }
+        _ => ("ok", ok()),
+    }
+}
+
+#[tokio::test]
+async fn seeded_chaos_on_two_connections_never_reaches_the_client_while_a_healthy_path_exists() {
+    const ROUNDS: usize = 200;
+    let mut rng = Rng(0x5eed_c4a0_5eed_c4a0);
+    let flaky1 = FakeUpstream::start(Reply::Hangup).await;
+    let flaky2 = FakeUpstream::start(Reply::Hangup).await;
+    let healthy = FakeUpstream::start(Reply::sse(wire::anthropic_sse("claude-sonnet-4-6", "fine"))).await;
+    let mut injected: BTreeMap<&str, usize> = BTreeMap::new();
+    // Each flaky upstream answers from its own seeded script, one entry per call.
+    for _ in 0..ROUNDS {
+        for up in [&flaky1, &flaky2] {
+            let (kind, reply) = chaos_reply(&mut rng);
+            *injected.entry(kind).or_default() += 1;
+            up.push(reply);
+        }
+    }
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let gw = TestGateway::start_with(&config(&flaky1.url(), &flaky2.url(), &healthy.url()), move |cfg| {
+        cfg.clock = c
+    })
+    .await;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let mut failures = Vec::new();
+    for round in 0..ROUNDS {
+        let pending = gw.post_in_background("/v1/messages", &body);
+        // A silent or stalled upstream waits on the gateway's clock: move it a second
+        // at a time until the answer is there (the readiness budget is 60 s).
+        let mut waited = 0;
+        while !pending.is_finished() && waited < 600 {
+            tokio::task::yield_now().await;
+            if clock.pending_timers() > 0 {
+                clock.advance_ms(1_000);
+                waited += 1;
+            } else {
+                // Polling for the gateway's task to reach its next wait, not a wait for time.
+                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            }
+        }
+        let response = pending.await.unwrap_or_else(|e| panic!("{e}"));
+        let connection = response
+            .headers()
+            .get("x-switchyard-connection")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        let events = sse_data(&text);
+        let complete = events.last().is_some_and(|e| e["type"] == "message_stop")
+            && !events.iter().any(|e| e["type"] == "error");
+        if status != 200 || !complete {
+            failures.push((round, status, connection, text.chars().take(200).collect::<String>()));
+        }
+        // One request every 30 s of the gateway's clock: cooldowns lapse and the
+        // flaky connections come back into rotation again and again.
+        clock.advance_ms(30_000);
+    }
+    eprintln!(
+        "chaos: {ROUNDS} requests; scripted faults {injected:?}; calls: flaky {} + {}, healthy {}; client-visible failures {}",
+        flaky1.calls(),
+        flaky2.calls(),
+        healthy.calls(),
+        failures.len()
+    );
+    assert!(injected.len() >= 6, "every kind of fault was injected: {injected:?}");
+    assert!(
+        failures.is_empty(),
+        "client-visible failures with a healthy path: {failures:?} (faults {injected:?})"
+    );
+    assert!(
+        flaky1.calls() + flaky2.calls() > ROUNDS / 4,
+        "the flaky connections stayed in rotation: {} {} {}",
+        flaky1.calls(),
+        flaky2.calls(),
+        healthy.calls()
+    );
+    assert!(healthy.calls() > 0);
+}
