@@ -1,4 +1,4 @@
-//! `kill -9` during a config import leaves the old state or the whole new one
+//! `kill -9` mid-work leaves the database whole. During a config import: the old state or the whole new one
 //! (issue 10, item 4): 20 rounds, each starting `switchyard serve` with a config of
 //! 300 new connections and 40 client keys and killing it at a different point of
 //! its start-up (spread over the time a full import takes). After each kill the
@@ -112,4 +112,83 @@ fn kill_9_during_an_import_leaves_all_or_nothing() {
         outcomes.iter().filter(|c| **c).count(),
         outcomes.iter().filter(|c| !**c).count()
     );
+}
+
+/// `kill -9` while settings writes stream in: after each kill the database is
+/// intact and the stored settings document is one whole write (two fields every
+/// write sets together agree), at a version no older than the last acknowledged one.
+#[test]
+#[expect(clippy::disallowed_methods, reason = "a crash test kills a real process at real points of its work")]
+fn kill_9_during_settings_writes_leaves_one_whole_document() {
+    const TOKEN: &str = "sym-crash-settings-token";
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data");
+    let db = data.join("switchyard.sqlite");
+    let mut rounds_with_writes = 0;
+    for round in 0..ROUNDS {
+        let served = serve(&data, &["--management-token", TOKEN]);
+        let url = format!("{}/api/resilience", served.base_url);
+        let pid = served.child.id();
+        let mut child = served.child;
+        // A writer thread patches as fast as it can; the kill lands mid-stream.
+        let acknowledged = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let acked = acknowledged.clone();
+        let writer = std::thread::spawn(move || {
+            for n in 0..10_000_u64 {
+                // Both fields carry the same number: a half-written document would
+                // show two different ones.
+                let ms = 10_000 + (round as u64 * 1_000 + n) % 500_000;
+                let body =
+                    format!("{{\"streamRecovery\":{{\"stallBudgetMs\":{ms},\"readinessBudgetMs\":{ms}}}}}");
+                let (status, answer) = common::http("PATCH", &url, Some(TOKEN), Some(&body));
+                if status != 200 {
+                    return;
+                }
+                let version = serde_json::from_str::<serde_json::Value>(&answer)
+                    .ok()
+                    .and_then(|v| v["version"].as_u64())
+                    .unwrap_or(0);
+                acked.store(version, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20 + 7 * round as u64));
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        let _ = child.wait();
+        let _ = writer.join();
+        let last_ack = acknowledged.load(std::sync::atomic::Ordering::SeqCst);
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (integrity, doc, version) = runtime.block_on(async {
+            let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let integrity: String =
+                sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&pool).await.unwrap_or_default();
+            let row: Option<(String, i64)> =
+                sqlx::query_as("SELECT value_json, version FROM settings WHERE key = 'resilience'")
+                    .fetch_optional(&pool)
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+            pool.close().await;
+            let (json, version) = row.unwrap_or_default();
+            (integrity, serde_json::from_str::<serde_json::Value>(&json).unwrap_or_default(), version)
+        });
+        assert_eq!(integrity, "ok", "round {round}");
+        if last_ack > 0 {
+            rounds_with_writes += 1;
+            let stall = &doc["streamRecovery"]["stallBudgetMs"];
+            assert_eq!(
+                stall, &doc["streamRecovery"]["readinessBudgetMs"],
+                "round {round}: a torn document {doc}"
+            );
+            assert!(
+                u64::try_from(version).unwrap_or(0) >= last_ack,
+                "round {round}: acknowledged version {last_ack} lost (stored {version})"
+            );
+        }
+    }
+    assert!(rounds_with_writes >= ROUNDS / 2, "only {rounds_with_writes} rounds wrote before the kill");
 }
