@@ -1,8 +1,9 @@
-//! `kill -9` mid-work leaves the database whole. During a config import: the old state or the whole new one
-//! (issue 10, item 4): 20 rounds, each starting `switchyard serve` with a config of
-//! 300 new connections and 40 client keys and killing it at a different point of
-//! its start-up (spread over the time a full import takes). After each kill the
-//! database passes `integrity_check` and holds all of that round's items or none.
+//! `kill -9` mid-work leaves the database whole (issue 10, item 4). A config import
+//! leaves the old state or the whole new one: 20 rounds, each starting `switchyard
+//! serve` with a config of 300 connections and 40 client keys and killing it at a
+//! different point of its start-up (spread over the time a full import takes);
+//! after each kill the database passes `integrity_check` and holds all of that
+//! round's items or none. Settings writes: 20 rounds killed mid-stream of PATCHes.
 
 mod common;
 
