@@ -152,6 +152,63 @@ mod tests {
         assert!(f.tail.len() <= MAX_FRAME_BYTES + chunk.len());
     }
 
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        /// SSE-ish bytes: mostly line breaks, field names and JSON punctuation, so
+        /// frame ends (and near misses such as `\r\n\n`) are common.
+        fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
+            proptest::collection::vec(
+                prop_oneof![
+                    Just(b'\n'),
+                    Just(b'\r'),
+                    Just(b':'),
+                    Just(b' '),
+                    Just(b'{'),
+                    Just(b'"'),
+                    Just(b'd'),
+                    any::<u8>()
+                ],
+                0..400,
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            /// However the bytes are cut into chunks, the framer releases exactly
+            /// the input up to its last frame end, in order, each release ending on
+            /// a frame boundary, and holds back exactly the rest: nothing is lost,
+            /// duplicated or reordered.
+            #[test]
+            fn chunking_never_changes_what_is_released(input in sse_bytes(), cuts in proptest::collection::vec(0..400_usize, 0..12)) {
+                let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(input.len())).collect();
+                cuts.sort_unstable();
+                let mut framing = SseFraming::default();
+                let mut released = Vec::new();
+                let mut start = 0;
+                for end in cuts.into_iter().chain(std::iter::once(input.len())) {
+                    let out = framing.push(Bytes::copy_from_slice(&input[start..end])).map_err(|_| TestCaseError::fail("bound"))?;
+                    prop_assert!(out.is_empty() || out.ends_with(b"\n\n") || out.ends_with(b"\r\n\r\n"), "a release ends on a frame end");
+                    released.extend_from_slice(&out);
+                    start = end;
+                }
+                let boundary = last_frame_end(&input).unwrap_or(0);
+                prop_assert_eq!(&released[..], &input[..boundary]);
+                prop_assert_eq!(&framing.take_tail()[..], &input[boundary..]);
+            }
+
+            /// The progress watch reads any bytes without panicking.
+            #[test]
+            fn the_progress_watch_takes_any_frames(input in sse_bytes()) {
+                let mut watch = ProgressWatch::default();
+                let _ = watch.saw_progress(&input);
+            }
+        }
+    }
+
     #[test]
     fn progress_is_judged_per_event() {
         let mut w = ProgressWatch::default();
