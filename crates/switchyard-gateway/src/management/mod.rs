@@ -15,6 +15,8 @@
 
 mod api_keys;
 mod connections;
+#[cfg(test)]
+mod document_fuzz;
 mod gateway_status;
 mod import;
 mod monitoring;
