@@ -271,3 +271,20 @@ async fn a_stored_document_from_a_newer_version_keeps_every_known_value() {
     );
     assert!(!logs.contains("settings.stored_unreadable"), "{logs}");
 }
+
+#[tokio::test]
+async fn a_stored_value_out_of_range_does_not_block_later_patches() {
+    let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
+    let gw = TestGateway::start(&config(&up, "")).await;
+    // An older version (or a hand edit) stored a readiness budget above today's maximum.
+    let store = gw.gateway().management().store().clone();
+    let doc =
+        json!({"streamRecovery": {"readinessBudgetMs": 9_999_999}, "requestQueue": {"maxWaitMs": 7000}});
+    store.put_setting("resilience", &doc, UnixMillis(1), None).await.unwrap_or_else(|e| panic!("{e}"));
+    // A patch of another field is accepted; the stored value is brought into range.
+    patch_settings(&gw, json!({"sessionAffinityTtlMs": 60_000})).await;
+    let s = gw.mgmt_json("/api/resilience").await;
+    assert_eq!(s["sessionAffinityTtlMs"], 60_000);
+    assert_eq!(s["requestQueue"]["maxWaitMs"], 7000);
+    assert_eq!(s["streamRecovery"]["readinessBudgetMs"], 600_000, "{s}");
+}

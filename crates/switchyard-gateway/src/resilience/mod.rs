@@ -159,11 +159,7 @@ impl Resilience {
         {
             return Err(stale_settings(expected, version));
         }
-        let mut base = ResilienceSettings::default();
-        if let Some(s) = stored {
-            base.merge(s);
-        }
-        let next = base.patched(&patch).map_err(GatewayError::validation)?;
+        let next = stored_base(stored).patched(&patch).map_err(GatewayError::validation)?;
         let now = self.engine.now();
         let at = i64::try_from(version).unwrap_or(i64::MAX);
         store.put_setting(RESILIENCE_SETTINGS_KEY, &next, now, Some(at)).await?;
@@ -203,6 +199,22 @@ async fn load_stored(store: &Store) -> Result<(Option<ResilienceSettingsPatch>, 
     let raw: Option<(serde_json::Value, i64)> = store.get_setting_versioned(RESILIENCE_SETTINGS_KEY).await?;
     let version = raw.as_ref().map_or(0, |(_, v)| u64::try_from(*v).unwrap_or(0));
     Ok((raw.and_then(|(v, _)| read_stored(&v)), version))
+}
+
+/// The stored document over the defaults, clamped into today's ranges: a value
+/// stored out of range (by an older version with wider ranges, or by hand) is
+/// brought into range like at start-up, instead of failing every later patch that
+/// does not even touch it.
+fn stored_base(stored: Option<ResilienceSettingsPatch>) -> ResilienceSettings {
+    let mut base = ResilienceSettings::default();
+    if let Some(s) = stored {
+        base.merge(s);
+    }
+    let (base, notes) = base.clamp();
+    for note in &notes {
+        tracing::warn!(event = "settings.clamped", note = ?note);
+    }
+    base
 }
 
 /// The `412` of a settings write made to an older version.
@@ -245,11 +257,7 @@ impl Resilience {
         patch: &ResilienceSettingsPatch,
     ) -> Result<Option<ResilienceSettings>, GatewayError> {
         let (stored, _) = load_stored(&self.store).await?;
-        let mut base = ResilienceSettings::default();
-        if let Some(s) = &stored {
-            base.merge(s.clone());
-        }
-        let next = base.patched(patch).map_err(GatewayError::validation)?;
+        let next = stored_base(stored.clone()).patched(patch).map_err(GatewayError::validation)?;
         let unchanged = stored.is_some() && stored == whole_as_patch(&next);
         Ok((!unchanged).then_some(next))
     }
