@@ -176,6 +176,54 @@ pub async fn refused_port() -> (u16, String) {
     (addr.port(), format!("http://{addr}"))
 }
 
+/// A response read off a raw socket.
+#[derive(Debug)]
+pub struct RawResponse {
+    /// The status code (0 when the gateway closed without answering).
+    pub status: u16,
+    /// The status line and headers, as sent.
+    pub head: String,
+    /// The body after the blank line, as sent (not de-chunked).
+    pub body: String,
+}
+
+impl RawResponse {
+    /// A header's value (case-insensitive name), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+
+    /// The body as JSON (`Null` when it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_default()
+    }
+}
+
+/// Sends `request` as raw bytes over a new loopback connection and reads until the
+/// gateway closes it (send `Connection: close`), for requests no HTTP client will
+/// make (bad Host headers, trickled heads). Fails after 10 s.
+pub async fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> RawResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream =
+            tokio::net::TcpStream::connect(addr).await.unwrap_or_else(|e| panic!("connect: {e}"));
+        stream.write_all(request).await.unwrap_or_else(|e| panic!("write: {e}"));
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw).await;
+        raw
+    };
+    let raw = tokio::time::timeout(Duration::from_secs(10), exchange)
+        .await
+        .unwrap_or_else(|_| panic!("no complete answer within 10 s"));
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text.as_str(), ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    RawResponse { status, head: head.to_owned(), body: body.to_owned() }
+}
+
 /// Reads a response body as text.
 pub async fn text(response: reqwest::Response) -> String {
     response.text().await.unwrap_or_else(|e| panic!("body unreadable: {e}"))

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 pub use switchyard_resilience::clock::{Clock, ManualClock, SystemClock};
 
-/// A boxed wait.
-pub type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// A boxed wait. `Sync` as well as `Send` so it can back hyper's connection timers
+/// ([`crate::conn::ClockTimer`]).
+pub type Wait = Pin<Box<dyn Future<Output = ()> + Send + Sync>>;
 
 /// A clock that can also wait.
 pub trait GatewayClock: Clock {

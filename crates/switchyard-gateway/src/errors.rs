@@ -57,8 +57,11 @@ impl GatewayError {
 
     /// A validation failure listing every bad field.
     pub fn validation(issues: Vec<ValidationIssue>) -> GatewayError {
-        let message =
-            issues.iter().map(|i| format!("{}: {}", i.path, i.message)).collect::<Vec<_>>().join("; ");
+        let message = issues
+            .iter()
+            .map(|i| if i.path.is_empty() { i.message.clone() } else { format!("{}: {}", i.path, i.message) })
+            .collect::<Vec<_>>()
+            .join("; ");
         GatewayError {
             code: ErrorCode::ValidationFailed,
             message: format!("invalid document: {message}"),
@@ -129,9 +132,34 @@ impl GatewayError {
     }
 }
 
-/// Parses a management document (REST body or IPC argument), reporting the JSON
-/// pointer of the first bad field as a validation issue.
+/// Management documents are JSON objects. serde would also read a struct from an
+/// array (`[true]` as `{"paused": true}`), so anything else is refused as
+/// `validation_failed` naming what it is; text that is not JSON is `invalid_json`.
+pub fn require_object(bytes: &[u8]) -> Result<(), GatewayError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') {
+        return Ok(());
+    }
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        return Err(GatewayError::new(ErrorCode::InvalidJson, format!("body is not valid JSON: {e}")));
+    }
+    let kind = match first {
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    };
+    Err(GatewayError::validation(vec![ValidationIssue {
+        path: String::new(),
+        message: format!("the document must be a JSON object, not {kind}"),
+    }]))
+}
+
+/// Parses a management document (REST body or IPC argument), which must be a JSON
+/// object, reporting the JSON pointer of the first bad field as a validation issue.
 pub fn parse_document<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, GatewayError> {
+    require_object(bytes)?;
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -222,6 +250,33 @@ mod tests {
             body,
             json!({"error":{"message":"nope","type":"not_found_error","param":null,"code":"model_not_found"}})
         );
+    }
+
+    #[test]
+    fn documents_must_be_objects() {
+        #[derive(serde::Deserialize, Debug)]
+        #[expect(dead_code, reason = "only the parse result matters")]
+        struct Pause {
+            paused: bool,
+        }
+        assert!(parse_document::<Pause>(b" {\"paused\": true}").is_ok());
+        for (body, kind) in [
+            ("[true]", "an array"),
+            ("\"x\"", "a string"),
+            ("true", "a boolean"),
+            ("null", "null"),
+            ("1", "a number"),
+        ] {
+            let e =
+                parse_document::<Pause>(body.as_bytes()).err().unwrap_or_else(|| panic!("{body} accepted"));
+            assert_eq!(e.code, ErrorCode::ValidationFailed, "{body}");
+            assert_eq!(
+                e.message,
+                format!("invalid document: the document must be a JSON object, not {kind}")
+            );
+            assert_eq!(e.issues.first().map(|i| i.path.as_str()), Some(""));
+        }
+        assert_eq!(parse_document::<Pause>(b"[tru").err().map(|e| e.code), Some(ErrorCode::InvalidJson));
     }
 
     #[test]

@@ -4,11 +4,13 @@
 //! Layout: `store` (SQLite), `routing` (snapshot + model resolution), `proxy`
 //! (forwarding, failover, SSE relay), `http` (the `/v1` and `/api` routers and their
 //! guards), `management` (the one service behind REST and IPC), `config` (TOML
-//! import), `server` (start/shutdown).
+//! import), `conn` (client connections: timeouts and the cap), `server`
+//! (start/shutdown).
 
 pub mod claude_import;
 pub mod clock;
 pub mod config;
+pub mod conn;
 pub mod control;
 pub mod errors;
 mod http;

@@ -76,6 +76,16 @@ struct ServeArgs {
     /// The built settings UI (`npm run ui:build` writes `ui/dist`), served under `/ui/`.
     #[arg(long, env = "SWITCHYARD_UI_DIR")]
     ui_dir: Option<PathBuf>,
+    /// Seconds a client has to send a complete request head, on a new connection and
+    /// between requests on a kept-alive one (so also the idle keep-alive timeout).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    header_read_timeout_secs: u64,
+    /// Seconds a client has to send a complete request body after its head.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    body_read_timeout_secs: u64,
+    /// Open client connections at most [default: derived from the open-file limit].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
 }
 
 fn default_data_dir() -> PathBuf {
@@ -149,11 +159,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     config.ui_dir = args.ui_dir.clone();
+    config.connections.header_read_timeout = Duration::from_secs(args.header_read_timeout_secs);
+    config.connections.body_read_timeout = Duration::from_secs(args.body_read_timeout_secs);
+    config.connections.max_connections =
+        args.max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
 
     let signals = ShutdownSignals::register()?;
     let gateway = Gateway::start(config).await?;
     eprintln!("Switchyard gateway listening on {}", gateway.base_url());
     eprintln!("  data directory: {}", data_dir.display());
+    let fd_limit = gateway.fd_limit().map_or_else(String::new, |l| format!(" (open-file limit {l})"));
+    eprintln!("  client connections: up to {}{fd_limit}", gateway.max_connections());
     eprintln!("  Claude Code:  ANTHROPIC_BASE_URL={}", gateway.base_url());
     eprintln!("  Codex / OpenAI SDKs: base_url = {}/v1", gateway.base_url());
     if args.ui_dir.is_some() {

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use axum::serve::ListenerExt;
 use secrecy::SecretString;
 use switchyard_types::settings::{EnvSource, ProcessEnv};
 use tokio::net::TcpListener;
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{Clock, GatewayClock, SystemClock};
 use crate::config::ConfigFile;
+use crate::conn::ConnectionOptions;
 use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
@@ -56,6 +56,8 @@ pub struct GatewayConfig {
     pub management_token: Option<String>,
     /// Request-path tunables.
     pub proxy: ProxyOptions,
+    /// Client-connection timeouts and cap.
+    pub connections: ConnectionOptions,
     /// Rows kept in the request log.
     pub log_retention_rows: u32,
     /// How long in-flight requests may run on after shutdown starts.
@@ -83,6 +85,7 @@ impl GatewayConfig {
             config_file: None,
             management_token: None,
             proxy: ProxyOptions::default(),
+            connections: ConnectionOptions::default(),
             log_retention_rows: 100_000,
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
@@ -117,6 +120,8 @@ pub struct Gateway {
     persister: JoinHandle<()>,
     grace: Duration,
     clock: Arc<dyn GatewayClock>,
+    max_connections: usize,
+    fd_limit: Option<u64>,
 }
 
 impl Gateway {
@@ -206,23 +211,9 @@ impl Gateway {
             ui_dir: config.ui_dir.clone(),
             started: tokio::time::Instant::now(),
         });
-        let app = crate::http::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-        let stop = shutdown.clone();
-        // Small writes (SSE frames, headers before a streamed body) must not wait for
-        // Nagle's algorithm: on loopback that would add up to 40 ms per response.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(event = "server.nodelay_failed", error = %e);
-            }
-        });
-        let server = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
-            if let Err(e) = served {
-                tracing::error!(event = "server.failed", error = %e);
-            }
-        });
+        let app = crate::http::router(state.clone());
+        let server =
+            crate::conn::spawn(listener, app, &config.connections, config.clock.clone(), shutdown.clone())?;
         tracing::info!(event = "gateway.started", listen = %addr);
         Ok(Gateway {
             addr,
@@ -231,11 +222,13 @@ impl Gateway {
             imported_changes,
             state,
             shutdown,
-            server,
+            server: server.task,
             log_writer,
             persister,
             grace: config.shutdown_grace,
             clock: config.clock.clone(),
+            max_connections: server.max_connections,
+            fd_limit: server.fd_limit,
         })
     }
 
@@ -262,6 +255,16 @@ impl Gateway {
     /// Items the config import changed.
     pub fn imported_changes(&self) -> usize {
         self.imported_changes
+    }
+
+    /// The cap on open client connections in force.
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
+    /// The soft open-file limit after start raised it (`None`: no such limit here).
+    pub fn fd_limit(&self) -> Option<u64> {
+        self.fd_limit
     }
 
     /// The management service (what the desktop IPC will call).

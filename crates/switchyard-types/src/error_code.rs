@@ -79,11 +79,26 @@ pub enum ErrorCode {
     /// management command cannot reach it.
     #[serde(rename = "gateway_unavailable")]
     GatewayUnavailable,
+    /// The Host header is missing (HTTP/1.1), repeated, or not visible ASCII.
+    #[serde(rename = "invalid_host")]
+    InvalidHost,
+    /// A browser sent the request from a page that is not a loopback origin.
+    #[serde(rename = "forbidden_origin")]
+    ForbiddenOrigin,
+    /// An inference request whose body is not declared as JSON.
+    #[serde(rename = "unsupported_media_type")]
+    UnsupportedMediaType,
+    /// The route exists but not with this HTTP method.
+    #[serde(rename = "method_not_allowed")]
+    MethodNotAllowed,
+    /// The request body did not arrive within the gateway's body-read timeout.
+    #[serde(rename = "request_timeout")]
+    RequestTimeout,
 }
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -106,6 +121,11 @@ impl ErrorCode {
         ErrorCode::InternalError,
         ErrorCode::RoutingPaused,
         ErrorCode::GatewayUnavailable,
+        ErrorCode::InvalidHost,
+        ErrorCode::ForbiddenOrigin,
+        ErrorCode::UnsupportedMediaType,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::RequestTimeout,
     ];
 
     /// The HTTP status this code is always answered with.
@@ -114,13 +134,17 @@ impl ErrorCode {
             ErrorCode::InvalidJson
             | ErrorCode::InvalidRequest
             | ErrorCode::FormatMismatch
-            | ErrorCode::ValidationFailed => 400,
+            | ErrorCode::ValidationFailed
+            | ErrorCode::InvalidHost => 400,
             ErrorCode::AuthenticationError | ErrorCode::ManagementUnauthorized => 401,
-            ErrorCode::ForbiddenHost => 403,
+            ErrorCode::ForbiddenHost | ErrorCode::ForbiddenOrigin => 403,
             ErrorCode::ModelNotFound | ErrorCode::NoExecutableTargets | ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::RequestTimeout => 408,
             ErrorCode::Conflict => 409,
             ErrorCode::PreconditionFailed => 412,
             ErrorCode::BodyTooLarge => 413,
+            ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::WebsocketUnsupported => 426,
             ErrorCode::AllAttemptsRateLimited => 429,
             ErrorCode::InternalError => 500,
@@ -157,13 +181,18 @@ impl ErrorCode {
             ErrorCode::InternalError => "internal_error",
             ErrorCode::RoutingPaused => "routing_paused",
             ErrorCode::GatewayUnavailable => "gateway_unavailable",
+            ErrorCode::InvalidHost => "invalid_host",
+            ErrorCode::ForbiddenOrigin => "forbidden_origin",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::RequestTimeout => "request_timeout",
         }
     }
 
     /// The `error.type` a client of the Anthropic format expects for this status.
     pub fn anthropic_type(self) -> &'static str {
         match self.http_status() {
-            400 | 409 | 426 => "invalid_request_error",
+            400 | 405 | 408 | 409 | 415 | 426 => "invalid_request_error",
             401 => "authentication_error",
             403 => "permission_error",
             404 => "not_found_error",
@@ -181,7 +210,7 @@ impl ErrorCode {
             403 => "permission_error",
             404 => "not_found_error",
             429 => "rate_limit_error",
-            400 | 409 | 413 | 426 => "invalid_request_error",
+            400 | 405 | 408 | 409 | 413 | 415 | 426 => "invalid_request_error",
             _ => "server_error",
         }
     }
@@ -223,10 +252,16 @@ mod tests {
                 "400 validation_failed",
                 "404 not_found",
                 "409 conflict",
+                "412 precondition_failed",
                 "503 shutting_down",
                 "500 internal_error",
                 "503 routing_paused",
                 "503 gateway_unavailable",
+                "400 invalid_host",
+                "403 forbidden_origin",
+                "415 unsupported_media_type",
+                "405 method_not_allowed",
+                "408 request_timeout",
             ]
         );
     }

@@ -764,7 +764,17 @@ export type ErrorCode =
  *  The desktop app's gateway is not running (e.g. its port was taken), so a
  *  management command cannot reach it.
  */
-"gateway_unavailable";
+"gateway_unavailable" | 
+/**  The Host header is missing (HTTP/1.1), repeated, or not visible ASCII. */
+"invalid_host" | 
+/**  A browser sent the request from a page that is not a loopback origin. */
+"forbidden_origin" | 
+/**  An inference request whose body is not declared as JSON. */
+"unsupported_media_type" | 
+/**  The route exists but not with this HTTP method. */
+"method_not_allowed" | 
+/**  The request body did not arrive within the gateway's body-read timeout. */
+"request_timeout";
 
 /**  Why an upstream attempt failed, as the classifier decided (SPEC 4.8). */
 export type ErrorReason = 

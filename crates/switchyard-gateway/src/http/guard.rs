@@ -1,5 +1,5 @@
-//! Request guards: the Host check (DNS-rebinding defence), client-key
-//! authentication, and the management token. All fail closed.
+//! Request guards: client-key authentication and the management token (the Host
+//! and Origin checks live in `host` and `origin`). All fail closed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,50 +15,6 @@ use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::{ClientKey, RoutingTable};
 use crate::secrets::{hash_key, secrets_equal};
 use crate::state::AppState;
-
-/// The host part of a Host header value (`[::1]:7821` → `::1`), lower-cased.
-fn host_name(value: &str) -> String {
-    let value = value.trim();
-    let host = if let Some(rest) = value.strip_prefix('[') {
-        rest.split(']').next().unwrap_or_default()
-    } else {
-        value
-            .rsplit_once(':')
-            .map_or(value, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { value })
-    };
-    host.to_ascii_lowercase()
-}
-
-/// Whether `host` is a loopback name or address.
-fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Rejects requests whose Host is neither loopback nor an explicitly allowed name:
-/// a web page that rebinds its own domain to 127.0.0.1 still sends its own name.
-pub async fn host_guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(host_name)
-        .or_else(|| request.uri().host().map(host_name));
-    let allowed = match host.as_deref() {
-        None => true,
-        Some(h) => is_loopback_host(h) || state.extra_hosts.iter().any(|x| x == h),
-    };
-    if allowed {
-        return next.run(request).await;
-    }
-    let path = request.uri().path().to_owned();
-    GatewayError::new(
-        ErrorCode::ForbiddenHost,
-        format!("host '{}' is not allowed; connect through 127.0.0.1 or localhost", host.unwrap_or_default()),
-    )
-    .render(ErrorFormat::for_path(&path))
-}
 
 /// The client key presented in `Authorization: Bearer` or `x-api-key`.
 fn presented_key(headers: &HeaderMap) -> Option<&str> {
@@ -124,27 +80,4 @@ pub async fn not_found(request: Request) -> Response {
     let path = request.uri().path().to_owned();
     GatewayError::new(ErrorCode::NotFound, format!("no route for {} {path}", request.method()))
         .render(ErrorFormat::for_path(&path))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_names_strip_ports_and_brackets() {
-        assert_eq!(host_name("127.0.0.1:7821"), "127.0.0.1");
-        assert_eq!(host_name("[::1]:7821"), "::1");
-        assert_eq!(host_name("LocalHost"), "localhost");
-        assert_eq!(host_name("evil.example:80"), "evil.example");
-    }
-
-    #[test]
-    fn loopback_hosts() {
-        for h in ["localhost", "127.0.0.1", "127.1.2.3", "::1", "app.localhost"] {
-            assert!(is_loopback_host(h), "{h}");
-        }
-        for h in ["evil.example", "localhost.evil.example", "10.0.0.1", "0.0.0.0"] {
-            assert!(!is_loopback_host(h), "{h}");
-        }
-    }
 }

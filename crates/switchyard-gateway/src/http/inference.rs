@@ -1,5 +1,6 @@
-//! Client inference endpoints: authenticate, read and validate the body, plan the
-//! candidates, forward. Errors are rendered in the endpoint's own wire format.
+//! Client inference endpoints: require a JSON body, authenticate, read and validate
+//! the body, plan the candidates, forward. Errors are rendered in the endpoint's
+//! own wire format.
 
 use std::net::SocketAddr;
 
@@ -8,9 +9,9 @@ use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use http::{HeaderMap, StatusCode, Uri, header};
-use http_body_util::LengthLimitError;
 use switchyard_types::{ClientFormat, ErrorCode};
 
+use super::body::read_whole;
 use super::guard::authenticate;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
 use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward};
@@ -102,10 +103,11 @@ async fn prepare_and_forward(
             format,
         ));
     }
+    require_json_content_type(&headers).map_err(|e| Rendered(e, format))?;
     let table = state.routing.load();
     let key = authenticate(&table, &headers, peer).map_err(|e| Rendered(e, format))?;
     let bytes =
-        read_body(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
+        read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     let request = ForwardRequest {
@@ -123,34 +125,28 @@ async fn prepare_and_forward(
     Ok(forward(state.clone(), request).await)
 }
 
-/// Reads the whole client body (requests are small next to responses), refusing
-/// anything over `limit` before reading it when the length is declared.
-async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<bytes::Bytes, GatewayError> {
-    let too_large = || {
-        GatewayError::new(
-            ErrorCode::BodyTooLarge,
-            format!("request body exceeds the gateway's limit of {limit} bytes"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
+/// Inference bodies are JSON: `application/json` (parameters allowed) or
+/// `application/*+json`, declared once. Browsers send `text/plain` and form bodies
+/// cross-site without a preflight; those never reach an upstream.
+fn require_json_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let (first, repeated) = (values.next(), values.next().is_some());
+    let essence = first
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
+        .map(|v| v.split(';').next().unwrap_or_default().trim().to_ascii_lowercase());
+    let json = essence
+        .as_deref()
+        .is_some_and(|m| m == "application/json" || (m.starts_with("application/") && m.ends_with("+json")));
+    if json && !repeated {
+        return Ok(());
     }
-    match axum::body::to_bytes(body, limit).await {
-        Ok(bytes) => Ok(bytes),
-        Err(e) => {
-            let inner = e.into_inner();
-            if inner.downcast_ref::<LengthLimitError>().is_some() {
-                Err(too_large())
-            } else {
-                Err(GatewayError::new(
-                    ErrorCode::InvalidRequest,
-                    format!("could not read the request body: {inner}"),
-                ))
-            }
-        }
-    }
+    let sent = match (first.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()), repeated) {
+        (_, true) => "more than one Content-Type".to_owned(),
+        (Some(v), false) => format!("Content-Type '{v}'"),
+        (None, false) => "no Content-Type".to_owned(),
+    };
+    Err(GatewayError::new(
+        ErrorCode::UnsupportedMediaType,
+        format!("the request body must be JSON: send 'Content-Type: application/json' (got {sent})"),
+    ))
 }

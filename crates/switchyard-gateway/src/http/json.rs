@@ -1,15 +1,18 @@
-//! JSON request bodies of the management API, parsed with the failing field's path
-//! so a bad document gets a 400 naming it, in the management error format.
+//! Request bodies of the management API: one size limit for every route, read
+//! through [`super::body::read_whole`] (so 413 and 408 are the gateway's JSON), and
+//! parsed with the failing field's path so a bad document gets a 400 naming it.
+//! Documents must be JSON objects ([`crate::errors::require_object`]).
 
 use axum::extract::{FromRequest, Request};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
-use switchyard_types::ErrorCode;
 
-use crate::errors::{ErrorFormat, GatewayError};
+use super::body::read_whole;
+use crate::errors::{ErrorFormat, GatewayError, require_object};
 
-/// Largest management document accepted.
-const LIMIT: usize = 1024 * 1024;
+/// Largest management document accepted, on every route.
+pub const LIMIT: usize = 1024 * 1024;
 
 /// A management JSON body.
 pub struct ApiJson<T>(pub T);
@@ -18,11 +21,28 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = Response;
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = axum::body::to_bytes(req.into_body(), LIMIT).await.map_err(|_| {
-            GatewayError::new(ErrorCode::BodyTooLarge, format!("document exceeds {LIMIT} bytes"))
-                .render(ErrorFormat::Management)
-        })?;
+        let (parts, body) = req.into_parts();
+        let bytes =
+            read_whole(body, &parts.headers, LIMIT).await.map_err(|e| e.render(ErrorFormat::Management))?;
         parse(&bytes).map(ApiJson).map_err(|e| e.render(ErrorFormat::Management))
+    }
+}
+
+/// A management body read raw (for routes with their own parser): empty, or a
+/// JSON object, within the same limit.
+pub struct ApiBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for ApiBody {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        let bytes =
+            read_whole(body, &parts.headers, LIMIT).await.map_err(|e| e.render(ErrorFormat::Management))?;
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            require_object(&bytes).map_err(|e| e.render(ErrorFormat::Management))?;
+        }
+        Ok(ApiBody(bytes))
     }
 }
 

@@ -14,7 +14,7 @@ use switchyard_types::resilience::{BreakerResetRequest, CooldownsClearRequest, L
 use switchyard_types::settings::ModelLockoutPatch;
 use switchyard_types::status::RoutingPauseRequest;
 
-use super::json::{ApiJson, parse};
+use super::json::{ApiBody, ApiJson, parse};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::state::AppState;
 
@@ -233,7 +233,7 @@ async fn resilience_get(State(s): State<AppState>) -> ApiResult {
 async fn resilience_patch(
     State(s): State<AppState>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    ApiBody(body): ApiBody,
 ) -> ApiResult {
     let expected = if_match(&headers)?;
     let patch = crate::resilience::Resilience::parse_patch(&body)?;
@@ -252,7 +252,7 @@ async fn breakers_list(State(s): State<AppState>) -> ApiResult {
     ok(s.management.breakers())
 }
 
-async fn resilience_reset(State(s): State<AppState>, body: axum::body::Bytes) -> ApiResult {
+async fn resilience_reset(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
     let req: BreakerResetRequest =
         if body.iter().all(u8::is_ascii_whitespace) { BreakerResetRequest::default() } else { parse(&body)? };
     ok(s.management.reset_breakers(req)?)

@@ -1,12 +1,17 @@
 //! The HTTP edge: the client inference router (`/v1`), the management router
-//! (`/api`), the settings UI's static files (`/ui/`), and the guards in front of them.
+//! (`/api`), the settings UI's static files (`/ui/`), and the guards in front of
+//! them (Host, Origin, tokens), with one error envelope for every route.
 
+mod body;
+mod edge;
 mod events;
 mod guard;
+mod host;
 mod inference;
 mod json;
 mod management;
 mod models;
+mod origin;
 mod ui;
 
 use axum::Router;
@@ -29,11 +34,16 @@ pub fn router(state: AppState) -> Router {
         .route("/api/hello", get(inference::hello));
     let management = management::router()
         .route_layer(middleware::from_fn_with_state(state.clone(), guard::require_management_token));
+    // Layers run outside-in: Host, then Origin, then the routes; the envelope layer
+    // sits closest to them so it sees every framework-made error.
     Router::new()
         .merge(inference)
         .merge(management)
         .merge(ui::router(state.ui_dir.as_deref()))
         .fallback(guard::not_found)
-        .layer(middleware::from_fn_with_state(state.clone(), guard::host_guard))
+        .method_not_allowed_fallback(edge::method_not_allowed)
+        .layer(middleware::from_fn(edge::envelope_errors))
+        .layer(middleware::from_fn_with_state(state.clone(), origin::origin_guard))
+        .layer(middleware::from_fn_with_state(state.clone(), host::host_guard))
         .with_state(state)
 }

@@ -33,10 +33,18 @@ fn matches_charset(s: &str, extra: &str, allow_upper: bool) -> bool {
     })
 }
 
-/// Connection ids: `[A-Za-z0-9._-]{1,64}`.
+/// Whether a `/`-separated segment of `s` is `.` or `..`: such an id would be
+/// resolved away by URL normalisation and could never be addressed in a path.
+fn has_dot_segment(s: &str) -> bool {
+    s.split('/').any(|segment| segment == "." || segment == "..")
+}
+
+/// Connection ids: `[A-Za-z0-9._-]{1,64}`, not `.` or `..`.
 pub fn check_connection_id(issues: &mut Issues, path: &str, id: &str) {
     if id.is_empty() || id.len() > 64 || !matches_charset(id, "._-", true) {
         issues.add(path, "must be 1–64 characters of A–Z, a–z, 0–9, '.', '_' or '-'");
+    } else if has_dot_segment(id) {
+        issues.add(path, "must not be '.' or '..' (it could not be addressed in a URL path)");
     }
 }
 
@@ -172,10 +180,15 @@ pub fn check_provider_specific(issues: &mut Issues, value: &Value) {
     }
 }
 
-/// Combo and alias names: `[A-Za-z0-9_/.:-]{1,128}`.
+/// Combo and alias names: `[A-Za-z0-9_/.:-]{1,128}`, no `.` or `..` segment.
 pub fn check_route_name(issues: &mut Issues, path: &str, name: &str) {
     if name.is_empty() || name.len() > 128 || !matches_charset(name, "_/.:-", true) {
         issues.add(path, "must be 1–128 characters of A–Z, a–z, 0–9, '_', '/', '.', ':' or '-'");
+    } else if has_dot_segment(name) {
+        issues.add(
+            path,
+            "must not be or contain a '.' or '..' segment (it could not be addressed in a URL path)",
+        );
     }
 }
 
@@ -197,6 +210,26 @@ mod tests {
         resolve_format(&mut i, "glm", None);
         resolve_format(&mut i, "anthropic", Some(ApiFormat::Openai));
         assert_eq!(i.0.len(), 2);
+    }
+
+    #[test]
+    fn ids_and_names_reject_dot_segments() {
+        let mut i = Issues::default();
+        for ok in ["a.b", "...", ".a", "key-1"] {
+            check_connection_id(&mut i, "/id", ok);
+        }
+        for ok in ["anthropic/claude-x", "a..b", "v1.2"] {
+            check_route_name(&mut i, "/name", ok);
+        }
+        assert!(i.is_empty(), "{:?}", i.0);
+        for bad in [".", ".."] {
+            check_connection_id(&mut i, "/id", bad);
+        }
+        for bad in [".", "..", "a/../b", "./x", "x/."] {
+            check_route_name(&mut i, "/name", bad);
+        }
+        assert_eq!(i.0.len(), 7);
+        assert!(i.0.iter().all(|x| x.message.contains("'..'")));
     }
 
     #[test]

@@ -1,27 +1,15 @@
-//! The client's request body: validated as JSON once, its top-level `model` read
-//! without building a document tree, and the model id spliced in place
+//! The client's request body: validated as strict JSON once (`strict_json`), its
+//! top-level `model` read without building a document tree, and the model id spliced in place
 //! for each upstream so every other byte (unknown fields, roles, key order) passes
 //! through untouched.
 
 use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use switchyard_types::ErrorCode;
 
+use super::strict_json::probe;
 use crate::errors::GatewayError;
-
-/// Only the top-level fields the gateway needs; everything else is skipped by serde
-/// (but still syntax-checked). How a response is relayed is decided by the
-/// upstream's content type; `stream` only picks the readiness budget before it.
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow, default)]
-    model: Option<&'a RawValue>,
-    #[serde(default)]
-    stream: Option<bool>,
-}
 
 /// A validated client body.
 #[derive(Debug, Clone)]
@@ -33,16 +21,18 @@ pub struct ClientBody {
 }
 
 impl ClientBody {
-    /// Validates `bytes` as a JSON object with a string `model`.
+    /// Validates `bytes` as a JSON object with a string `model` ([`probe`]: strict
+    /// UTF-8, finite numbers, bounded nesting). How a response is relayed is decided
+    /// by the upstream's content type; `stream` only picks the readiness budget.
     pub fn parse(bytes: Bytes) -> Result<ClientBody, GatewayError> {
         let trimmed = bytes.iter().find(|b| !b.is_ascii_whitespace());
         if trimmed != Some(&b'{') {
             return Err(GatewayError::new(ErrorCode::InvalidJson, "request body must be a JSON object"));
         }
-        let probe: Probe<'_> = serde_json::from_slice(&bytes).map_err(|e| {
+        let fields = probe(&bytes).map_err(|e| {
             GatewayError::new(ErrorCode::InvalidJson, format!("request body is not valid JSON: {e}"))
         })?;
-        let Some(raw_model) = probe.model else {
+        let Some(raw_model) = fields.model else {
             return Err(GatewayError::new(
                 ErrorCode::InvalidRequest,
                 "request body has no 'model' field; name a model, combo or alias",
@@ -56,7 +46,7 @@ impl ClientBody {
         // The raw value borrows from `bytes`, so its offset locates it in the body.
         let start = (raw_model.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
         let model_span = start..start + raw_model.get().len();
-        let streaming = probe.stream.unwrap_or(false);
+        let streaming = fields.stream.unwrap_or(false);
         Ok(ClientBody { bytes, model, model_span, streaming })
     }
 

@@ -20,6 +20,7 @@ mod keepalive;
 mod redact;
 mod relay;
 mod sse;
+mod strict_json;
 mod upstream_error;
 
 pub use body::ClientBody;

@@ -184,8 +184,9 @@ impl Resilience {
         Ok(())
     }
 
-    /// Parses a patch body, naming the offending field.
+    /// Parses a patch body (a JSON object), naming the offending field.
     pub fn parse_patch(body: &[u8]) -> Result<ResilienceSettingsPatch, GatewayError> {
+        crate::errors::require_object(body)?;
         parse_patch(body).map_err(GatewayError::validation)
     }
 }

@@ -11,11 +11,28 @@ pub struct Served {
     pub child: Child,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
+    /// The start-up banner's lines (stderr), up to the token line.
+    pub banner: Vec<String>,
 }
 
 /// Starts `switchyard serve` on a free loopback port with `data_dir` and `extra` args.
 pub fn serve(data_dir: &std::path::Path, extra: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+    serve_under(&[], data_dir, extra)
+}
+
+/// [`serve`], run through `wrapper` (e.g. `prlimit --nofile=1024:1024 --`), which
+/// must exec the binary in place so the child is the gateway.
+pub fn serve_under(wrapper: &[&str], data_dir: &std::path::Path, extra: &[&str]) -> Served {
+    let binary = env!("CARGO_BIN_EXE_switchyard");
+    let mut command = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut command = Command::new(program);
+            command.args(args).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    };
+    let mut child = command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
         .args(extra)
@@ -27,9 +44,11 @@ pub fn serve(data_dir: &std::path::Path, extra: &[&str]) -> Served {
     let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
     let mut lines = BufReader::new(stderr).lines();
     let mut base_url = String::new();
+    let mut banner = Vec::new();
     // The banner is a handful of lines; reading stops at the token line or EOF.
     for _ in 0..200 {
         let Some(Ok(line)) = lines.next() else { break };
+        banner.push(line.clone());
         if let Some(url) = line.strip_prefix("Switchyard gateway listening on ") {
             base_url = url.trim().to_owned();
         }
@@ -40,7 +59,7 @@ pub fn serve(data_dir: &std::path::Path, extra: &[&str]) -> Served {
     assert!(!base_url.is_empty(), "the gateway never said where it listens");
     // Keep draining stderr so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    Served { child, base_url }
+    Served { child, base_url, banner }
 }
 
 /// Sends SIGTERM, asserts a clean exit, and returns what the process printed on stdout.
@@ -60,6 +79,8 @@ pub fn http(method: &str, url: &str, token: Option<&str>, body: Option<&str>) ->
     let rest = url.strip_prefix("http://").unwrap_or(url);
     let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
     let mut stream = std::net::TcpStream::connect(host).unwrap_or_else(|e| panic!("connect {host}: {e}"));
+    // An answer that does not come within 10 s reads as status 0, never a hung test.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap_or_else(|e| panic!("{e}"));
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     let content = body.map_or_else(String::new, |b| {
         format!("Content-Type: application/json\r\nContent-Length: {}\r\n", b.len())

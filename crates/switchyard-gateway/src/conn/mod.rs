@@ -1,0 +1,158 @@
+//! Client connections: the accept loop in front of the axum application, and the
+//! hygiene `axum::serve` does not offer: a header-read timeout (hyper's own, which
+//! also closes idle keep-alive connections and sockets that never send a request),
+//! a body-read timeout, and a cap on open connections below the process's fd limit
+//! where an idle connection gives way to a newcomer. Timers run on the gateway's
+//! clock. See `docs/adr/0006-connection-hygiene.md`.
+//!
+//! The gateway speaks HTTP/1.1 (and 1.0) to clients: every supported agent does,
+//! and one protocol keeps the Host rules and timeouts simple (no `:authority`).
+//!
+//! Failure behaviour: a failed `accept` is retried (after closing an idle
+//! connection and a short pause when the process is out of fds); one connection's
+//! error never ends the loop. On stop the listener closes at once, idle connections
+//! close, and busy ones finish their response.
+
+mod body;
+mod connection;
+mod fd_limit;
+mod slots;
+mod timer;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+pub use body::{BodyReadTimeout, find_cause};
+pub use fd_limit::{connection_cap, raise_nofile_limit};
+pub use timer::ClockTimer;
+
+use crate::clock::GatewayClock;
+use connection::ConnectionContext;
+use slots::Slots;
+
+/// Default [`ConnectionOptions::header_read_timeout`].
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default [`ConnectionOptions::body_read_timeout`].
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Pause after `accept` failed for want of resources (fds, memory).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Client-connection limits (fixed at start).
+#[derive(Debug, Clone)]
+pub struct ConnectionOptions {
+    /// A request head must arrive in full within this, counted from when the
+    /// gateway starts waiting for it: on a new connection, and between requests on
+    /// a kept-alive one. So it is also the idle keep-alive timeout, and a socket
+    /// that never sends a request is closed after it.
+    pub header_read_timeout: Duration,
+    /// A request body must arrive in full within this, counted from its head.
+    pub body_read_timeout: Duration,
+    /// Open client connections at most; `None` derives the cap from the open-file
+    /// limit ([`connection_cap`]).
+    pub max_connections: Option<usize>,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        ConnectionOptions {
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            max_connections: None,
+        }
+    }
+}
+
+/// A running accept loop.
+pub struct Server {
+    /// The connection cap in force.
+    pub max_connections: usize,
+    /// The soft open-file limit after raising it (`None`: no such limit here).
+    pub fd_limit: Option<u64>,
+    /// The loop; ends once `stop` fired and every connection has closed.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Raises the fd limit, then serves `app` on `listener` until `stop` fires.
+pub fn spawn(
+    listener: TcpListener,
+    app: Router,
+    options: &ConnectionOptions,
+    clock: Arc<dyn GatewayClock>,
+    stop: CancellationToken,
+) -> anyhow::Result<Server> {
+    let fd_limit = raise_nofile_limit();
+    let max_connections = match options.max_connections {
+        Some(0) => anyhow::bail!("max_connections must be at least 1"),
+        Some(n) => n,
+        None => connection_cap(fd_limit),
+    };
+    let mut http = http1::Builder::new();
+    http.timer(ClockTimer(clock.clone())).header_read_timeout(options.header_read_timeout).keep_alive(true);
+    let context = Arc::new(ConnectionContext {
+        app,
+        http,
+        clock: clock.clone(),
+        body_read_timeout: options.body_read_timeout,
+    });
+    let slots = Slots::new(max_connections, clock.clone());
+    tracing::info!(event = "server.limits", max_connections, fd_limit = fd_limit.unwrap_or_default());
+    let task = tokio::spawn(accept_loop(listener, context, slots, clock, stop));
+    Ok(Server { max_connections, fd_limit, task })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    context: Arc<ConnectionContext>,
+    slots: Arc<Slots>,
+    clock: Arc<dyn GatewayClock>,
+    stop: CancellationToken,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        while connections.try_join_next().is_some() {}
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let (tcp, peer): (_, SocketAddr) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) if is_connection_error(&e) => continue,
+            Err(e) => {
+                // Out of fds or memory: make room and try again shortly.
+                tracing::warn!(event = "server.accept_failed", error = %e, open = slots.open());
+                slots.ask_longest_idle_to_close();
+                tokio::select! {
+                    () = clock.sleep(ACCEPT_BACKOFF) => continue,
+                    () = stop.cancelled() => break,
+                }
+            }
+        };
+        // Small writes (SSE frames, headers before a streamed body) must not wait
+        // for Nagle's algorithm: on loopback that would add up to 40 ms per response.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(event = "server.nodelay_failed", error = %e);
+        }
+        let Some(admitted) = slots.admit(&stop).await else { break };
+        connections.spawn(connection::serve(tcp, peer, context.clone(), admitted, stop.clone()));
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Errors of one incoming connection (it was reset before it was accepted), as
+/// opposed to the listener's.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
+}

@@ -1,0 +1,139 @@
+//! The Host guard: the DNS-rebinding defence. A web page that rebinds its own
+//! domain to 127.0.0.1 still sends its own name in `Host`, so only loopback names,
+//! the non-loopback listen IP and the configured extra hosts are served.
+//!
+//! Fail-closed: a Host that cannot be read (not visible ASCII), is missing from an
+//! HTTP/1.1 request, or is repeated gets `400 invalid_host`; a foreign one
+//! `403 forbidden_host`. An absolute-form request target (`GET http://x/ HTTP/1.1`)
+//! must name an allowed host too. HTTP/1.0 predates Host, so a 1.0 request without
+//! one is served (browsers always send it, so rebinding is still caught). The
+//! gateway serves HTTP/1.1 only, so there is no HTTP/2 `:authority` to check.
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderMap, Uri, Version, header};
+use switchyard_types::ErrorCode;
+
+use crate::errors::{ErrorFormat, GatewayError};
+use crate::state::AppState;
+
+/// The host part of a Host header value (`[::1]:7821` → `::1`), lower-cased.
+pub fn host_name(value: &str) -> String {
+    let value = value.trim();
+    let host = if let Some(rest) = value.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        value
+            .rsplit_once(':')
+            .map_or(value, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { value })
+    };
+    host.to_ascii_lowercase()
+}
+
+/// Whether `host` is a loopback name or address.
+pub fn is_loopback_host(host: &str) -> bool {
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `host` (lower-cased, without port) may address this gateway.
+pub fn is_allowed_host(host: &str, extra_hosts: &[String]) -> bool {
+    is_loopback_host(host) || extra_hosts.iter().any(|x| x == host)
+}
+
+/// The host a request addresses, or why it cannot be trusted.
+fn requested_hosts(version: Version, headers: &HeaderMap, uri: &Uri) -> Result<Vec<String>, GatewayError> {
+    let invalid = |message: &str| GatewayError::new(ErrorCode::InvalidHost, message);
+    let mut values = headers.get_all(header::HOST).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(invalid("the request has more than one Host header; send exactly one"));
+    }
+    let mut hosts = Vec::with_capacity(2);
+    match first {
+        Some(value) => {
+            let bytes = value.as_bytes();
+            if bytes.is_empty() || !bytes.iter().all(|b| b.is_ascii_graphic()) {
+                return Err(invalid(
+                    "the Host header is empty or not visible ASCII; send e.g. 'Host: 127.0.0.1:7821'",
+                ));
+            }
+            hosts.push(host_name(&String::from_utf8_lossy(bytes)));
+        }
+        None if version >= Version::HTTP_11 => {
+            return Err(invalid("the request has no Host header, which HTTP/1.1 requires"));
+        }
+        None => {}
+    }
+    if let Some(authority) = uri.host() {
+        hosts.push(host_name(authority));
+    }
+    Ok(hosts)
+}
+
+/// Refuses requests whose Host is unreadable, missing, repeated, or foreign.
+pub async fn host_guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let format = ErrorFormat::for_path(request.uri().path());
+    let hosts = match requested_hosts(request.version(), request.headers(), request.uri()) {
+        Ok(hosts) => hosts,
+        Err(e) => return e.render(format),
+    };
+    match hosts.iter().find(|h| !is_allowed_host(h, &state.extra_hosts)) {
+        None => next.run(request).await,
+        Some(foreign) => GatewayError::new(
+            ErrorCode::ForbiddenHost,
+            format!("host '{foreign}' is not allowed; connect through 127.0.0.1 or localhost"),
+        )
+        .render(format),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn host_names_strip_ports_and_brackets() {
+        assert_eq!(host_name("127.0.0.1:7821"), "127.0.0.1");
+        assert_eq!(host_name("[::1]:7821"), "::1");
+        assert_eq!(host_name("LocalHost"), "localhost");
+        assert_eq!(host_name("evil.example:80"), "evil.example");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for h in ["localhost", "127.0.0.1", "127.1.2.3", "::1", "app.localhost"] {
+            assert!(is_loopback_host(h), "{h}");
+        }
+        for h in ["evil.example", "localhost.evil.example", "10.0.0.1", "0.0.0.0"] {
+            assert!(!is_loopback_host(h), "{h}");
+        }
+    }
+
+    fn hosts(version: Version, values: &[&[u8]], uri: &str) -> Result<Vec<String>, ErrorCode> {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(header::HOST, HeaderValue::from_bytes(v).unwrap_or_else(|e| panic!("{e}")));
+        }
+        let uri: Uri = uri.parse().unwrap_or_else(|e| panic!("{e}"));
+        requested_hosts(version, &headers, &uri).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn the_host_check_fails_closed() {
+        assert_eq!(hosts(Version::HTTP_11, &[b"127.0.0.1:7821"], "/v1/models"), Ok(vec!["127.0.0.1".into()]));
+        assert_eq!(hosts(Version::HTTP_11, &[], "/v1/models"), Err(ErrorCode::InvalidHost));
+        assert_eq!(hosts(Version::HTTP_10, &[], "/v1/models"), Ok(vec![]));
+        assert_eq!(hosts(Version::HTTP_11, &[b"localhost", b"localhost"], "/"), Err(ErrorCode::InvalidHost));
+        assert_eq!(hosts(Version::HTTP_11, &[b"local\xffhost"], "/"), Err(ErrorCode::InvalidHost));
+        assert_eq!(hosts(Version::HTTP_11, &[b""], "/"), Err(ErrorCode::InvalidHost));
+        assert_eq!(
+            hosts(Version::HTTP_11, &[b"localhost"], "http://evil.example/v1/models"),
+            Ok(vec!["localhost".into(), "evil.example".into()])
+        );
+    }
+}
