@@ -21,7 +21,7 @@ pub struct TestGateway {
     pub dir: TempDir,
     /// The config file the gateway imported.
     pub config_path: PathBuf,
-    /// A plain HTTP client.
+    /// A plain HTTP client (no keep-alive pool; see [`TestGateway::start_with`]).
     pub http: reqwest::Client,
 }
 
@@ -70,7 +70,15 @@ impl TestGateway {
             Ok(g) => g,
             Err(e) => panic!("gateway failed to start: {e:#}"),
         };
-        let http = reqwest::Client::builder().no_proxy().build().unwrap_or_else(|e| panic!("{e}"));
+        // A fresh connection per request: scenarios that move a manual gateway clock by
+        // minutes also age the gateway's idle keep-alive connections past its header
+        // timeout (which runs on that clock), while the client's pool lives in real
+        // time and would reuse a connection the gateway is closing.
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
         TestGateway { gateway: Some(gateway), dir, config_path, http }
     }
 

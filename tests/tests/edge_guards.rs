@@ -20,6 +20,9 @@ fn config(up: &FakeUpstream, allow_unauthenticated_loopback: bool) -> String {
     )
 }
 
+/// A content type, extra browser headers, and the expected status and code.
+type Case = (&'static str, &'static [(&'static str, &'static str)], u16, &'static str);
+
 fn anthropic_body() -> String {
     json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]})
         .to_string()
@@ -34,7 +37,7 @@ async fn a_cross_site_text_plain_post_reaches_no_upstream_in_either_auth_mode() 
         // What a page on another site can send without a preflight: a text/plain
         // (or form) POST with its Origin, with or without the client key it
         // cannot know but might guess.
-        let cases: [(&str, &[(&str, &str)], u16, &str); 6] = [
+        let cases: [Case; 6] = [
             (
                 "text/plain",
                 &[("origin", "https://evil.example"), ("sec-fetch-site", "cross-site")],
