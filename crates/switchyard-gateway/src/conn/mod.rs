@@ -156,3 +156,26 @@ fn is_connection_error(e: &std::io::Error) -> bool {
             | std::io::ErrorKind::ConnectionReset
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+
+    #[tokio::test]
+    async fn an_explicit_cap_is_used_as_given_and_zero_is_refused() {
+        let options = |max| ConnectionOptions { max_connections: max, ..ConnectionOptions::default() };
+        let listen = || async { TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}")) };
+        let stop = CancellationToken::new();
+        let zero =
+            spawn(listen().await, Router::new(), &options(Some(0)), Arc::new(SystemClock), stop.clone());
+        assert!(zero.err().is_some_and(|e| e.to_string().contains("at least 1")));
+        let five =
+            spawn(listen().await, Router::new(), &options(Some(5)), Arc::new(SystemClock), stop.clone());
+        assert_eq!(five.as_ref().map(|s| s.max_connections).ok(), Some(5));
+        let derived =
+            spawn(listen().await, Router::new(), &options(None), Arc::new(SystemClock), stop.clone());
+        assert_eq!(derived.map(|s| s.max_connections).ok(), Some(connection_cap(raise_nofile_limit())));
+        stop.cancel();
+    }
+}
