@@ -189,6 +189,8 @@ impl<'de> Visitor<'de> for Value {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn error(body: &[u8]) -> String {
@@ -222,6 +224,91 @@ mod tests {
         for (body, problem) in cases {
             let message = error(body);
             assert!(message.contains(problem), "{}: {message}", String::from_utf8_lossy(body));
+        }
+    }
+
+    /// JSON text built from leaves a lenient parser would wave through (huge
+    /// exponents, lone surrogates, bytes that are not UTF-8) among valid ones,
+    /// nested in arrays and objects (awkward keys too).
+    fn json_text() -> impl Strategy<Value = Vec<u8>> {
+        const LEAVES: [&[u8]; 14] = [
+            b"null",
+            b"true",
+            b"1",
+            b"-0.5e3",
+            b"1e99999",
+            b"-1e400",
+            b"\"a\"",
+            b"\"\\ud800\"",
+            b"\"\\udc00\\ud800\"",
+            b"\"\\ud83d\\ude00\"",
+            b"\"\xff\"",
+            b"\"\xc3\xa9\"",
+            b"\"\\n\"",
+            b"\"\xed\xa0\x80\"",
+        ];
+        let leaf = proptest::sample::select(&LEAVES[..]).prop_map(<[u8]>::to_vec);
+        leaf.prop_recursive(5, 48, 6, |inner| {
+            let key = proptest::sample::select(&LEAVES[6..]).prop_map(<[u8]>::to_vec);
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(|items| {
+                    let mut out = b"[".to_vec();
+                    out.extend(items.join(&b","[..]));
+                    out.push(b']');
+                    out
+                }),
+                proptest::collection::vec((key, inner), 0..6).prop_map(|pairs| {
+                    let pairs: Vec<Vec<u8>> =
+                        pairs.into_iter().map(|(k, v)| [k, v].join(&b":"[..])).collect();
+                    let mut out = b"{".to_vec();
+                    out.extend(pairs.join(&b","[..]));
+                    out.push(b'}');
+                    out
+                }),
+            ]
+        })
+    }
+
+    /// Any JSON value, nested a few levels, with numbers and strings of every kind.
+    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value as V;
+        let leaf = prop_oneof![
+            Just(V::Null),
+            any::<bool>().prop_map(V::Bool),
+            any::<i64>().prop_map(V::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(V::from),
+            any::<String>().prop_map(V::String),
+        ];
+        leaf.prop_recursive(6, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(V::Array),
+                proptest::collection::btree_map(any::<String>(), inner, 0..8)
+                    .prop_map(|m| V::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Exactly as strict as a strict parser: a body passes if and only if
+        /// serde_json reads it whole into a document.
+        #[test]
+        fn passes_exactly_what_a_strict_parser_reads(text in json_text()) {
+            let mut framed = b"{\"model\":\"m\",\"x\":".to_vec();
+            framed.extend_from_slice(&text);
+            framed.push(b'}');
+            let strict = serde_json::from_slice::<serde_json::Value>(&framed).is_ok();
+            prop_assert_eq!(probe(&framed).is_ok(), strict, "{}", String::from_utf8_lossy(&framed));
+        }
+
+        /// Never stricter than it must be: every document serde_json writes passes,
+        /// with its `model` read back.
+        #[test]
+        fn every_well_formed_document_passes(value in json_value(), model in any::<String>()) {
+            let body = serde_json::json!({"x": value, "model": model}).to_string();
+            let fields = probe(body.as_bytes());
+            prop_assert!(fields.is_ok(), "{body}: {fields:?}", fields = fields.as_ref().err());
+            let raw = fields.ok().and_then(|f| f.model).map(|m| m.get().to_owned()).unwrap_or_default();
+            prop_assert_eq!(serde_json::from_str::<String>(&raw).ok(), Some(model));
         }
     }
 
