@@ -192,7 +192,7 @@ impl ErrorCode {
     /// The `error.type` a client of the Anthropic format expects for this status.
     pub fn anthropic_type(self) -> &'static str {
         match self.http_status() {
-            400 | 405 | 408 | 409 | 415 | 426 => "invalid_request_error",
+            400 | 405 | 408 | 409 | 412 | 415 | 426 => "invalid_request_error",
             401 => "authentication_error",
             403 => "permission_error",
             404 => "not_found_error",
@@ -210,7 +210,7 @@ impl ErrorCode {
             403 => "permission_error",
             404 => "not_found_error",
             429 => "rate_limit_error",
-            400 | 405 | 408 | 409 | 413 | 415 | 426 => "invalid_request_error",
+            400 | 405 | 408 | 409 | 412 | 413 | 415 | 426 => "invalid_request_error",
             _ => "server_error",
         }
     }
