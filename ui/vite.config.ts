@@ -28,5 +28,8 @@ export default defineConfig({
     setupFiles: ["src/test/setup.ts"],
     restoreMocks: true,
     unstubGlobals: true,
+    // Whole-page tests render the app and walk it; on a loaded 2-core machine one
+    // took just over the 5 s default. A real hang still fails well within CI time.
+    testTimeout: 20_000,
   },
 });
