@@ -30,6 +30,19 @@ pub fn client_key_toml() -> String {
     format!("[[api_keys]]\nname = \"ide\"\nkey = \"{CLIENT_KEY}\"\n")
 }
 
+/// A config with a Claude subscription account `claude-a` (OAuth, priority 1, at
+/// `a`, with `options` as its `provider_specific` TOML lines) and an Anthropic API
+/// key `claude-b` (priority 2, at `b`).
+pub fn claude_account_and_key(a: &str, b: &str, options: &str) -> String {
+    format!(
+        "{keys}\n[[connections]]\nid = \"claude-a\"\nprovider = \"anthropic\"\nauth = \"oauth\"\n\
+         access_token = \"oat-a\"\nbase_url = \"{a}\"\npriority = 1\n[connections.provider_specific]\n{options}\n\n\
+         [[connections]]\nid = \"claude-b\"\nprovider = \"anthropic\"\napi_key = \"sk-b\"\nbase_url = \"{b}\"\n\
+         priority = 2\n",
+        keys = client_key_toml(),
+    )
+}
+
 /// A config with two Anthropic API-key connections, `key-a` (priority 1, at `a`)
 /// and `key-b` (priority 2, at `b`).
 pub fn two_anthropic_keys(a: &str, b: &str) -> String {

@@ -7,36 +7,14 @@ use serde_json::{Value, json};
 use switchyard_gateway::clock::{Clock, ManualClock};
 use switchyard_gateway::sleeper::ManualSleeper;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
-use switchyard_tests::{TestGateway, client_key_toml, json as body_json};
+use switchyard_tests::{TestGateway, json as body_json};
 use switchyard_types::UnixMillis;
 
 const NOW: i64 = 1_900_000_000_000;
 const RESET_S: i64 = NOW / 1000 + 3_600;
 
 fn config(a: &FakeUpstream, b: &FakeUpstream, options: &str) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "claude-a"
-provider = "anthropic"
-auth = "oauth"
-access_token = "oat-a"
-base_url = "{a}"
-priority = 1
-[connections.provider_specific]
-{options}
-
-[[connections]]
-id = "claude-b"
-provider = "anthropic"
-api_key = "sk-b"
-base_url = "{b}"
-priority = 2
-"#,
-        keys = client_key_toml(),
-        a = a.url(),
-        b = b.url()
-    )
+    switchyard_tests::claude_account_and_key(&a.url(), &b.url(), options)
 }
 
 fn wall_429() -> Reply {

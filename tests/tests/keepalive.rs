@@ -17,29 +17,7 @@ const NOW: i64 = 1_900_000_000_000;
 const KEEPALIVE: &str = ": keep-alive\n\n";
 
 fn config(a: &FakeUpstream, b: &FakeUpstream) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "claude-a"
-provider = "anthropic"
-auth = "oauth"
-access_token = "oat-a"
-base_url = "{a}"
-priority = 1
-[connections.provider_specific]
-lowPriorityMode = true
-
-[[connections]]
-id = "claude-b"
-provider = "anthropic"
-api_key = "sk-b"
-base_url = "{b}"
-priority = 2
-"#,
-        keys = client_key_toml(),
-        a = a.url(),
-        b = b.url()
-    )
+    switchyard_tests::claude_account_and_key(&a.url(), &b.url(), "lowPriorityMode = true")
 }
 
 /// The wall 429 that moves account A into the slow lane, then a busy slot with a
