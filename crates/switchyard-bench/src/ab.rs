@@ -17,7 +17,11 @@
 //!   ignores the few rounds a steal burst hit; the order statistics around it give
 //!   a 95 % interval that assumes nothing about the shape of the noise (only that
 //!   rounds are independent). The interval is the noise statement: a verdict whose
-//!   interval straddles the limit says so.
+//!   interval straddles the limit says so. It covers the noise between rounds, not
+//!   an effect that lasts a whole process (on a contended host, where the scheduler
+//!   keeps its threads): two A/A runs here (a gateway against a copy of itself) gave
+//!   +1.4 % and +13.0 %, the second with an interval that excluded zero. Only more
+//!   processes (repeated runs) or a quiet host shrink that.
 //!
 //! The pooled figures (percentiles of all samples, as in the latency table) are
 //! computed too, for comparison: a burst in a few slices moves them, and a pooled

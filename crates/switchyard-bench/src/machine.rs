@@ -2,6 +2,7 @@
 //! never claims hardware it did not run on. Every field degrades to "unknown"
 //! rather than failing the benchmark.
 
+use std::collections::HashMap;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -158,6 +159,42 @@ fn process_ticks(pid: u32) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// Exact on-CPU time of one process's threads at one moment: the first field of
+/// `/proc/PID/task/TID/schedstat`, the scheduler's own runtime in nanoseconds. Not
+/// the tick-sampled utime + stime of `/proc/PID/stat`, which on a busy host is a
+/// statistical estimate (two identical gateways differed by 5 % in one run); a
+/// per-request CPU comparison needs the exact figure.
+#[derive(Debug, Clone, Default)]
+pub struct Runtime {
+    by_thread: HashMap<u32, u64>,
+}
+
+impl Runtime {
+    /// Reads every live thread of `pid` (None if /proc has no schedstat).
+    pub fn read(pid: u32) -> Option<Runtime> {
+        let mut by_thread = HashMap::new();
+        for entry in std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten() {
+            let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else { continue };
+            // A thread may end between the listing and the read: skip it.
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("schedstat")) else { continue };
+            if let Some(ns) = stat.split_whitespace().next().and_then(|f| f.parse::<u64>().ok()) {
+                by_thread.insert(tid, ns);
+            }
+        }
+        (!by_thread.is_empty()).then_some(Runtime { by_thread })
+    }
+
+    /// Nanoseconds run since `earlier` by the threads alive now (a thread started
+    /// in between counts from zero). A thread that ended in between is missed: the
+    /// gateway's runtime workers and its SQLite thread live as long as it does.
+    pub fn since(&self, earlier: &Runtime) -> u64 {
+        self.by_thread
+            .iter()
+            .map(|(tid, &ns)| ns.saturating_sub(earlier.by_thread.get(tid).copied().unwrap_or(0)))
+            .sum()
+    }
+}
+
 /// Measures interference over spans, for a fixed set of our processes.
 #[derive(Debug, Clone)]
 pub struct CpuProbe {
@@ -202,6 +239,16 @@ mod tests {
         assert!(start.is_some());
         assert!(process_ticks(std::process::id()).is_some());
         assert!(probe.since(start).is_some());
+    }
+
+    #[test]
+    fn runtime_counts_what_threads_ran_since() {
+        let earlier = Runtime { by_thread: HashMap::from([(1, 100), (2, 50)]) };
+        // Thread 2 ended, thread 3 started.
+        let later = Runtime { by_thread: HashMap::from([(1, 400), (3, 25)]) };
+        assert_eq!(later.since(&earlier), 325);
+        let own = Runtime::read(std::process::id());
+        assert!(own.is_some_and(|r| r.by_thread.contains_key(&std::process::id())));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::ab::{self, Call, Comparison, Estimate};
 use crate::machine::Interference;
 use crate::open_loop::OpenLoopResult;
-use crate::run::{RateRun, Results, Ways};
+use crate::run::{AbCpu, RateRun, Results, Ways};
 use crate::stats::{Summary, added_ms, ms};
 use crate::targets::{self, Verdict};
 
@@ -80,9 +80,10 @@ pub fn markdown(r: &Results) -> String {
          With a shared target directory: `CARGO_TARGET_DIR=/path cargo build ...` then \
          `/path/release/switchyard-bench --write-docs` (it finds `switchyard` next to itself; \
          `--gateway-bin` overrides). `--quick` is a smoke run of a few seconds; \
-         `--help` lists the knobs. `scripts/bench-ab.sh [REV] [ARGS]` builds the gateway \
-         of an older revision in a separate worktree and runs an A/B comparison against \
-         it (`--baseline-bin`).\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
+         `--help` lists the knobs. `scripts/bench-ab.sh [--candidate CREV] [REV] [ARGS]` \
+         builds the gateway of an older revision (default `1f49985`) in a separate worktree \
+         and runs an A/B comparison against it (`--baseline-bin`); `--candidate` measures a \
+         committed revision instead of this working tree.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
          1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
          workers; {} concurrent streams of {} frames every {} ms.\n",
         s.command,
@@ -214,7 +215,7 @@ fn latency_tables(out: &mut String, r: &Results) {
 }
 
 const AB_METHOD: &str = "\
-*Candidate* is the gateway under test (this checkout); *baseline* the older build. \
+*Candidate* is the gateway under test (`--gateway-bin`); *baseline* the older build. \
 Both ran in the same process tree against the same fake upstream, as two of the four \
 interleaved ways of each added-latency run, so they saw the same host.
 
@@ -226,7 +227,11 @@ seconds) gives one paired difference, candidate p50 − baseline p50, in which s
 drift cancels and the direct run drops out exactly; the **regression** is the median of \
 these differences across rounds over the median of the baseline's per-round added p50. \
 The median ignores the rounds a steal burst hit, and the order statistics around it give \
-a distribution-free 95 % interval: that interval is the noise, and the verdict names it. \
+a distribution-free 95 % interval: that interval is the noise between rounds, and the \
+verdict names it. It does not cover what lasts a whole process (where a busy host's \
+scheduler keeps its threads, its memory layout): an A/A run, the candidate against a copy \
+of itself (`--baseline-bin` a copy of `--gateway-bin`), measures that; on a contended host \
+it can move the figure by ±10 %, so a close call wants a quiet machine or repeated runs. \
 Pooled figures (percentiles of all samples, as in the table above) are shown for \
 comparison; p90 and p99 are reported, not judged: they rest on the slowest 10 % and 1 % \
 of each slice (200 and 20 samples at 2,000 req/s), where host stalls dominate. The total-latency ratio (candidate p50 ÷ \
@@ -341,6 +346,29 @@ fn ab_section(out: &mut String, r: &Results) {
     }
     for c in &comparisons {
         ab_table(out, c);
+    }
+    let cpu: Vec<(u32, AbCpu)> = r.latency.iter().filter_map(|run| Some((run.rate, run.ab_cpu?))).collect();
+    if !cpu.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCPU time per request: the exact scheduler runtime of all the gateway's threads \
+             (`/proc/PID/task/*/schedstat`) over the whole run of each rate, warm-up and the other \
+             ways' turns included, per request sent to it. It counts work, not waiting, so host \
+             contention that drowns a 5 % latency difference moves it much less (not to zero: \
+             contention costs cache misses and wake-ups); it checks whether the candidate does more \
+             per request:\n\n\
+             | Rate | candidate µs/request | baseline µs/request | candidate ÷ baseline |\n|---|---|---|---|"
+        );
+        for (rate, c) in cpu {
+            let _ = writeln!(
+                out,
+                "| {rate} req/s | {:.1} | {:.1} | {:.3} ({}) |",
+                c.candidate_us,
+                c.baseline_us,
+                c.candidate_us / c.baseline_us.max(f64::MIN_POSITIVE),
+                pct(c.candidate_us / c.baseline_us.max(f64::MIN_POSITIVE) - 1.0)
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -28,7 +28,7 @@ use tokio::process::Command;
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess};
-use crate::machine::{CpuProbe, Interference, Machine};
+use crate::machine::{CpuProbe, Interference, Machine, Runtime};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
 use crate::relay::RelayProcess;
 use crate::streams::{self, StreamsResult};
@@ -101,8 +101,34 @@ pub struct RateRun {
     pub runs: Ways<OpenLoopResult>,
     /// The baseline gateway's result (A/B runs of the latency phase only).
     pub baseline: Option<OpenLoopResult>,
+    /// CPU time per request of both gateways (A/B runs of the latency phase only).
+    pub ab_cpu: Option<AbCpu>,
     /// CPU time others took during the measurement.
     pub interference: Option<Interference>,
+}
+
+/// On-CPU time (all threads, exact scheduler runtime) each gateway spent over one
+/// A/B rate run, warm-up and idle turns included, per request sent to it. Work, not
+/// waiting: a host that delays the gateway stretches its latency but not (much) its
+/// CPU time, so this figure survives contention that drowns a 5 % latency
+/// difference. (Contention still costs some CPU: cold caches, more wake-ups.)
+#[derive(Debug, Clone, Copy)]
+pub struct AbCpu {
+    /// The gateway under test, µs per request.
+    pub candidate_us: f64,
+    /// The baseline, µs per request.
+    pub baseline_us: f64,
+}
+
+impl AbCpu {
+    /// From runtimes (ns) over the run and the requests each gateway was sent.
+    fn of(candidate_ns: u64, candidate_sent: u64, baseline_ns: u64, baseline_sent: u64) -> AbCpu {
+        let per = |ns: u64, sent: u64| ns as f64 / 1e3 / sent.max(1) as f64;
+        AbCpu {
+            candidate_us: per(candidate_ns, candidate_sent),
+            baseline_us: per(baseline_ns, baseline_sent),
+        }
+    }
 }
 
 /// Gateway RSS readings, bytes.
@@ -339,9 +365,18 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             timeout: settings.timeout,
         };
         let cpu = probe.start();
+        let runtimes = |b: &GatewayProcess| Some((Runtime::read(gw.pid())?, Runtime::read(b.pid())?));
+        let before = base_gw.as_ref().and_then(runtimes);
         let (runs, baseline) = open_ways(&chat, base_chat.as_ref(), cfg, "chat latency").await?;
+        let after = base_gw.as_ref().and_then(runtimes);
+        let ab_cpu = match (before, after, &baseline) {
+            (Some((c0, b0)), Some((c1, b1)), Some(base)) => {
+                Some(AbCpu::of(c1.since(&c0), runs.gateway.sent, b1.since(&b0), base.sent))
+            }
+            _ => None,
+        };
         gateway_requests += runs.gateway.sent;
-        latency.push(RateRun { rate, runs, baseline, interference: probe.since(cpu) });
+        latency.push(RateRun { rate, runs, baseline, ab_cpu, interference: probe.since(cpu) });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -354,7 +389,13 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     };
     let cpu = probe.start();
     let (runs, _) = open_ways(&sse, None, ttfb_cfg, "stream TTFB").await?;
-    let ttfb = RateRun { rate: settings.stream_rate, runs, baseline: None, interference: probe.since(cpu) };
+    let ttfb = RateRun {
+        rate: settings.stream_rate,
+        runs,
+        baseline: None,
+        ab_cpu: None,
+        interference: probe.since(cpu),
+    };
     gateway_requests += ttfb.runs.gateway.sent;
 
     let tp_cfg =
@@ -435,5 +476,13 @@ mod tests {
         }
         assert!(messages_body("m").windows(13).any(|w| w == b"\"stream\":true"));
         Ok(())
+    }
+
+    #[test]
+    fn cpu_per_request_from_runtimes() {
+        // 2 s and 1.8 s of CPU for 40,000 requests each: 50 and 45 µs.
+        let c = AbCpu::of(2_000_000_000, 40_000, 1_800_000_000, 40_000);
+        assert!((c.candidate_us - 50.0).abs() < 1e-9, "{c:?}");
+        assert!((c.baseline_us - 45.0).abs() < 1e-9, "{c:?}");
     }
 }
