@@ -46,8 +46,13 @@ pub struct ForwardRequest {
 
 /// Forwards the request in a `request` span. A streaming request hears SSE
 /// keep-alives while the gateway waits by its own choice ([`super::keepalive`]).
+///
+/// The request and attempt spans are at DEBUG (`SWITCHYARD_LOG=debug` shows them):
+/// at the default INFO level, building and formatting two spans per request cost
+/// 14 % of the gateway's added latency (docs/benchmarks.md, A/B section). The
+/// failure events at INFO carry the request id and connection themselves.
 pub async fn forward(state: AppState, req: ForwardRequest) -> Response {
-    let span = tracing::info_span!(
+    let span = tracing::debug_span!(
         "request",
         request_id = %req.request_id,
         client_key = req.api_key_id.as_deref().unwrap_or("-"),

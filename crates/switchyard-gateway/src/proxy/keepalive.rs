@@ -93,6 +93,7 @@ pub async fn respond(
     }
     tracing::info!(
         event = "stream.keepalive_commit",
+        request_id,
         "the gateway is waiting: committed an SSE answer early"
     );
     let body = EarlyStream { stage: Stage::Waiting(work), clock, next_tick, format, sent_first: false };

@@ -57,7 +57,15 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Respo
         (None, None) => format!("HTTP {status}"),
     };
     cx.log.finish(Some(status), 0, Some(format!("http_{shown}")));
-    tracing::info!(event = "attempt.failed", status, reason = ?verdict.reason, rule = ?verdict.rule);
+    tracing::info!(
+        event = "attempt.failed",
+        request_id = %cx.req.request_id,
+        connection = %cx.candidate.connection.id,
+        model = %cx.candidate.model,
+        status,
+        reason = ?verdict.reason,
+        rule = ?verdict.rule,
+    );
     let now = cx.state.clock.now_wall();
     AttemptResult::Failed(Failure {
         connection: cx.candidate.connection.id.clone(),

@@ -91,7 +91,14 @@ impl AttemptCx<'_> {
         let recorded = self.guard.fail(&err.outcome());
         self.log.finish(self.log.status(), 0, Some(err.kind().to_owned()));
         let reason = recorded.as_ref().map(|r| r.verdict.reason).unwrap_or(ErrorReason::Local);
-        tracing::info!(event = "attempt.failed", outcome = %err.message(), reason = ?reason);
+        tracing::info!(
+            event = "attempt.failed",
+            request_id = %self.req.request_id,
+            connection = %self.candidate.connection.id,
+            model = %self.candidate.model,
+            outcome = %err.message(),
+            reason = ?reason,
+        );
         let now = self.state.clock.now_wall();
         AttemptResult::Failed(Failure {
             connection: self.candidate.connection.id.clone(),
@@ -115,7 +122,7 @@ pub async fn run(
     wait: &mut WaitWindow,
 ) -> AttemptResult {
     let conn = &candidate.connection;
-    let span = tracing::info_span!(
+    let span = tracing::debug_span!(
         "attempt",
         request_id = %req.request_id,
         connection = %conn.id,
