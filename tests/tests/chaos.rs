@@ -47,12 +47,14 @@ fn cut_stream() -> Reply {
 struct Seen {
     connection: String,
     ok: bool,
+    status: u16,
+    /// The start of the body, for failure messages.
+    head: String,
 }
 
-async fn one_request(gw: &TestGateway) -> Seen {
-    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "stream": true,
-        "messages": [{"role": "user", "content": "hi"}]});
-    let response = gw.post("/v1/messages", &body).await;
+/// Reads a streamed answer: ok when it is a 200 that ends with `message_stop` and
+/// carries no error event.
+async fn seen(response: reqwest::Response) -> Seen {
     let status = response.status().as_u16();
     let connection = response
         .headers()
@@ -64,7 +66,13 @@ async fn one_request(gw: &TestGateway) -> Seen {
     let events: Vec<Value> = sse_data(&text);
     let complete = events.last().is_some_and(|e| e["type"] == "message_stop")
         && !events.iter().any(|e| e["type"] == "error");
-    Seen { connection, ok: status == 200 && complete }
+    Seen { connection, ok: status == 200 && complete, status, head: text.chars().take(200).collect() }
+}
+
+async fn one_request(gw: &TestGateway) -> Seen {
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    seen(gw.post("/v1/messages", &body).await).await
 }
 
 #[tokio::test]
@@ -212,20 +220,9 @@ async fn seeded_chaos_on_two_connections_never_reaches_the_client_while_a_health
                 tokio::time::sleep(std::time::Duration::from_millis(1)).await;
             }
         }
-        let response = pending.await.unwrap_or_else(|e| panic!("{e}"));
-        let connection = response
-            .headers()
-            .get("x-switchyard-connection")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("-")
-            .to_owned();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap_or_default();
-        let events = sse_data(&text);
-        let complete = events.last().is_some_and(|e| e["type"] == "message_stop")
-            && !events.iter().any(|e| e["type"] == "error");
-        if status != 200 || !complete {
-            failures.push((round, status, connection, text.chars().take(200).collect::<String>()));
+        let outcome = seen(pending.await.unwrap_or_else(|e| panic!("{e}"))).await;
+        if !outcome.ok {
+            failures.push((round, outcome));
         }
         // One request every 30 s of the gateway's clock: cooldowns lapse and the
         // flaky connections come back into rotation again and again.
