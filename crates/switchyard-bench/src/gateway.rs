@@ -166,6 +166,11 @@ impl GatewayProcess {
         Ok(std::fs::read_dir(format!("/proc/{}/fd", self.pid))?.count())
     }
 
+    /// The child's threads now (`Threads` in /proc/PID/status).
+    pub fn threads(&self) -> anyhow::Result<u64> {
+        status_field(self.pid, "Threads:")
+    }
+
     /// Starts sampling the child's RSS every `every`; [`RssSampler::stop`] returns the peak.
     pub fn sample_rss(&self, every: Duration) -> RssSampler {
         RssSampler::start(self.pid, every)
@@ -206,17 +211,22 @@ impl GatewayProcess {
 
 /// `VmRSS` of `pid`, in bytes.
 pub fn rss_bytes(pid: u32) -> anyhow::Result<u64> {
+    Ok(status_field(pid, "VmRSS:")? * 1024)
+}
+
+/// A numeric field of `/proc/PID/status` (`VmRSS:` is in kB, `Threads:` a count).
+fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line =
-        status.lines().find(|l| l.starts_with("VmRSS:")).context("no VmRSS line in /proc/PID/status")?;
-    let kib: u64 = line
-        .trim_start_matches("VmRSS:")
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .with_context(|| format!("no {field} line in /proc/{pid}/status"))?;
+    line.trim_start_matches(field)
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
-        .with_context(|| format!("unparsable {line:?}"))?;
-    Ok(kib * 1024)
+        .with_context(|| format!("unparsable {line:?}"))
 }
 
 /// Background RSS sampling of one process.

@@ -19,6 +19,7 @@ mod open_loop;
 mod relay;
 mod report;
 mod run;
+mod soak;
 mod stats;
 mod streams;
 mod targets;
@@ -87,9 +88,13 @@ struct Cli {
     quick: bool,
 }
 
-/// Processes the benchmark starts from its own executable.
+/// Other runs of the benchmark binary.
 #[derive(Subcommand, Debug)]
 enum Internal {
+    /// A long steady load through one gateway, sampling its RSS, descriptors, threads
+    /// and latency every minute (see `soak`); exits non-zero when memory or
+    /// descriptors grow or a request fails.
+    Soak(SoakArgs),
     /// The reference relay (see `relay`); started by the benchmark itself.
     #[command(hide = true)]
     Relay {
@@ -100,6 +105,76 @@ enum Internal {
         #[arg(long)]
         upstream: SocketAddr,
     },
+}
+
+/// `switchyard-bench soak` options.
+#[derive(clap::Args, Debug)]
+struct SoakArgs {
+    /// Requests per second.
+    #[arg(long, default_value_t = 500)]
+    rate: u32,
+    /// Minutes of load.
+    #[arg(long, default_value_t = 30.0)]
+    minutes: f64,
+    /// Seconds between samples.
+    #[arg(long, default_value_t = 60.0)]
+    sample_secs: f64,
+    /// Every n-th request is a streamed Messages request (0: none).
+    #[arg(long, default_value_t = 10)]
+    stream_every: u32,
+    /// Keep-alive client connections.
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// The `switchyard` binary [default: `switchyard` next to this executable].
+    #[arg(long)]
+    gateway_bin: Option<PathBuf>,
+    /// Also write the report into the soak section of docs/reliability.md.
+    #[arg(long)]
+    write_docs: bool,
+    /// Where --write-docs writes.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reliability.md"))]
+    docs_file: PathBuf,
+}
+
+impl SoakArgs {
+    fn settings(&self, command: String) -> anyhow::Result<soak::SoakSettings> {
+        let secs = |s: f64, what: &str| {
+            Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .with_context(|| format!("--{what} must be a positive number"))
+        };
+        anyhow::ensure!(self.rate > 0, "--rate must be positive");
+        Ok(soak::SoakSettings {
+            rate: self.rate,
+            duration: secs(self.minutes * 60.0, "minutes")?,
+            sample_every: secs(self.sample_secs, "sample-secs")?,
+            stream_every: self.stream_every,
+            connections: self.connections.max(1),
+            timeout: Duration::from_secs(10),
+            settle: Duration::from_secs(5),
+            command,
+        })
+    }
+}
+
+/// Runs the soak and reports; an error when a check fails.
+async fn soak_main(args: &SoakArgs, command: String) -> anyhow::Result<()> {
+    let settings = args.settings(command)?;
+    let bin = match &args.gateway_bin {
+        Some(path) => path.clone(),
+        None => default_gateway_bin()?,
+    };
+    let result = soak::run(settings, &bin).await?;
+    let text = soak::markdown(&result);
+    println!("{text}");
+    if args.write_docs {
+        soak::write_docs(&args.docs_file, &text)?;
+        eprintln!("[soak] wrote {}", args.docs_file.display());
+    }
+    let failed: Vec<String> = soak::checks(&result).into_iter().filter(|c| !c.ok).map(|c| c.what).collect();
+    anyhow::ensure!(failed.is_empty(), "soak failed: {}", failed.join("; "));
+    Ok(())
 }
 
 impl Cli {
@@ -177,14 +252,19 @@ fn raise_nofile_limit() -> Option<u64> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    if let Some(Internal::Relay { listen, upstream }) = cli.command {
-        return relay::serve(listen, upstream).await;
-    }
     let command = std::env::args()
         .enumerate()
         .map(|(i, a)| if i == 0 { "switchyard-bench".to_owned() } else { a })
         .collect::<Vec<_>>()
         .join(" ");
+    match &cli.command {
+        Some(Internal::Relay { listen, upstream }) => return relay::serve(*listen, *upstream).await,
+        Some(Internal::Soak(args)) => {
+            raise_nofile_limit();
+            return soak_main(args, command).await;
+        }
+        None => {}
+    }
     let settings = cli.settings(command)?;
     let nofile = raise_nofile_limit();
     eprintln!(

@@ -513,11 +513,24 @@ fn generator_table(out: &mut String, r: &Results) {
 
 /// Puts `generated` between the markers of the file at `path` (creating it if needed).
 pub fn write_docs(path: &Path, generated: &str) -> anyhow::Result<()> {
-    let block = format!("{BEGIN}\n\n{}\n{END}", generated.trim_end());
+    write_between(path, BEGIN, END, generated, "# Benchmarks")
+}
+
+/// Puts `generated` between `begin` and `end` in the file at `path`, keeping the
+/// text outside them; a file without the markers gets them appended (after
+/// `heading` when the file is new or empty).
+pub fn write_between(
+    path: &Path,
+    begin: &str,
+    end: &str,
+    generated: &str,
+    heading: &str,
+) -> anyhow::Result<()> {
+    let block = format!("{begin}\n\n{}\n{end}", generated.trim_end());
     let existing = std::fs::read_to_string(path).unwrap_or_default();
-    let text = match (existing.find(BEGIN), existing.find(END)) {
-        (Some(b), Some(e)) if b < e => format!("{}{block}{}", &existing[..b], &existing[e + END.len()..]),
-        _ if existing.trim().is_empty() => format!("# Benchmarks\n\n{block}\n"),
+    let text = match (existing.find(begin), existing.find(end)) {
+        (Some(b), Some(e)) if b < e => format!("{}{block}{}", &existing[..b], &existing[e + end.len()..]),
+        _ if existing.trim().is_empty() => format!("{heading}\n\n{block}\n"),
         _ => format!("{}\n\n{block}\n", existing.trim_end()),
     };
     if let Some(dir) = path.parent() {

@@ -206,7 +206,7 @@ fn padded(mut body: serde_json::Value) -> Bytes {
     Bytes::from(body.to_string())
 }
 
-fn chat_body() -> Bytes {
+pub(crate) fn chat_body() -> Bytes {
     padded(json!({
         "model": gateway::CHAT_MODEL,
         "max_tokens": 64,
@@ -217,7 +217,7 @@ fn chat_body() -> Bytes {
     }))
 }
 
-fn messages_body(model: &str) -> Bytes {
+pub(crate) fn messages_body(model: &str) -> Bytes {
     padded(json!({
         "model": model,
         "max_tokens": 64,
@@ -233,7 +233,11 @@ fn messages_body(model: &str) -> Bytes {
 type Specs = Ways<Arc<RequestSpec>>;
 
 /// The request every way sends, addressed to `addr`.
-fn spec_for(addr: SocketAddr, path: &'static str, body: &Bytes) -> anyhow::Result<Arc<RequestSpec>> {
+pub(crate) fn spec_for(
+    addr: SocketAddr,
+    path: &'static str,
+    body: &Bytes,
+) -> anyhow::Result<Arc<RequestSpec>> {
     let auth = format!("Bearer {}", gateway::CLIENT_KEY);
     let headers = [("authorization", auth.as_str()), ("anthropic-version", "2023-06-01")];
     RequestSpec::post_json(addr, path, &headers, body.clone()).map(Arc::new)
