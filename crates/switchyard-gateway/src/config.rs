@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use switchyard_types::api::{
     AliasView, ApiKeyCreateRequest, ComboStrategy, ComboTarget, ComboView, ConnectionCreateRequest,
-    GatewaySettings, ValidationIssue,
+    GatewaySettings, RateLimitOverrides, ValidationIssue,
 };
 use switchyard_types::settings::{ResilienceSettingsPatch, parse_patch_lenient};
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
@@ -106,10 +106,40 @@ pub struct ConfigConnection {
     pub enabled: Option<bool>,
     /// Concurrency cap.
     pub max_concurrent: Option<u32>,
+    /// `[connections.rate_limit_overrides]`: per-model caps and queue budgets.
+    pub rate_limit_overrides: Option<ConfigRateLimits>,
     /// Model catalogue.
     pub models: Option<Vec<String>>,
     /// Provider-specific options (camelCase keys).
     pub provider_specific: Option<Value>,
+}
+
+/// `[connections.rate_limit_overrides]`, snake_case like the rest of the file:
+/// `max_concurrent`, `model_concurrency = { "glm-5" = 1 }`, `max_wait_ms`,
+/// `execution_max_wait_ms`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigRateLimits {
+    /// A second connection cap (the stricter applies).
+    pub max_concurrent: Option<u32>,
+    /// Caps per upstream model id.
+    #[serde(default)]
+    pub model_concurrency: std::collections::BTreeMap<String, u32>,
+    /// Queue-wait budget override, ms.
+    pub max_wait_ms: Option<u32>,
+    /// Execution bound override, ms.
+    pub execution_max_wait_ms: Option<u32>,
+}
+
+impl ConfigRateLimits {
+    fn to_overrides(&self) -> RateLimitOverrides {
+        RateLimitOverrides {
+            max_concurrent: self.max_concurrent,
+            model_concurrency: self.model_concurrency.clone(),
+            max_wait_ms: self.max_wait_ms,
+            execution_max_wait_ms: self.execution_max_wait_ms,
+        }
+    }
 }
 
 fn default_auth() -> AuthKind {
@@ -208,6 +238,7 @@ impl ConfigFile {
                 priority: c.priority,
                 enabled: c.enabled,
                 max_concurrent: c.max_concurrent,
+                rate_limit_overrides: c.rate_limit_overrides.as_ref().map(ConfigRateLimits::to_overrides),
                 models: c.models.clone(),
                 provider_specific: c.provider_specific.clone(),
             })
@@ -236,7 +267,9 @@ impl ConfigFile {
                     .targets
                     .iter()
                     .map(|t| match t {
-                        ConfigTarget::Model(m) => ComboTarget { model: m.clone(), connection: None },
+                        ConfigTarget::Model(m) => {
+                            ComboTarget { model: m.clone(), connection: None, weight: None }
+                        }
                         ConfigTarget::Pinned(p) => p.clone(),
                     })
                     .collect(),

@@ -12,7 +12,10 @@
 //! (+ the optional window gate), [`cooldown`], [`lockout`], [`candidates`] (eligible
 //! list + exclusion diagnostics), [`engine`] (façade), [`claude_wall`] (the Claude
 //! usage wall, SPEC 4.3: low-priority lane + session limit reset, its own façade),
-//! [`stream_watch`] (what counts as progress in a streamed answer).
+//! [`stream_watch`] (what counts as progress in a streamed answer), [`flow`] (SPEC
+//! 4.6: concurrency gates, queue admission, combo strategies; its only async part
+//! is waiting in a gate's line, on tokio's semaphore, and it has no timers: the
+//! caller bounds every wait on its own clock).
 
 #![warn(missing_docs)]
 
@@ -25,6 +28,7 @@ pub mod clock;
 pub mod cooldown;
 pub mod engine;
 pub mod error;
+pub mod flow;
 pub mod lockout;
 pub mod outcome;
 pub mod stream_watch;

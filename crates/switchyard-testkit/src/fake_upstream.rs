@@ -58,10 +58,47 @@ pub enum Reply {
     /// An SSE stream whose frames the test sends one by one through the
     /// [`LiveFeed`] returned by [`Reply::live`]; it ends when the feed is dropped.
     Live(LiveStream),
+    /// Hold the request until the test lets it through ([`Hold::release`]), then
+    /// answer with the inner reply. Held requests count in
+    /// [`FakeUpstream::in_flight`]: use it to see how many reach the upstream at once.
+    Held(Hold, Box<Reply>),
     /// Never answer (not even headers) until the client goes away.
     Silent,
     /// Drop the connection without any response.
     Hangup,
+}
+
+/// The valve of [`Reply::Held`] replies: shared by every reply made with it.
+#[derive(Debug, Clone)]
+pub struct Hold(Arc<tokio::sync::Semaphore>);
+
+impl Default for Hold {
+    fn default() -> Self {
+        Hold(Arc::new(tokio::sync::Semaphore::new(0)))
+    }
+}
+
+impl Hold {
+    /// A closed valve.
+    pub fn new() -> Hold {
+        Hold::default()
+    }
+
+    /// Lets `n` held requests through (the longest held first).
+    pub fn release(&self, n: usize) {
+        self.0.add_permits(n);
+    }
+
+    /// Lets every held request through, now and later.
+    pub fn open(&self) {
+        self.0.close();
+    }
+
+    async fn pass(&self) {
+        if let Ok(permit) = self.0.acquire().await {
+            permit.forget();
+        }
+    }
 }
 
 /// The receiving end of a [`Reply::Live`] stream (used once).
@@ -117,13 +154,18 @@ impl Reply {
             Reply::Body { headers, .. } | Reply::Sse { headers, .. } => {
                 headers.push((name.to_owned(), value.to_owned()));
             }
-            Reply::Delayed(_, inner) => {
+            Reply::Delayed(_, inner) | Reply::Held(_, inner) => {
                 let updated = inner.as_ref().clone().with_header(name, value);
                 **inner = updated;
             }
             Reply::Hangup | Reply::Live(_) | Reply::Silent => {}
         }
         self
+    }
+
+    /// This reply, held until `hold` lets it through.
+    pub fn held(self, hold: &Hold) -> Reply {
+        Reply::Held(hold.clone(), Box::new(self))
     }
 
     /// Sets how an SSE reply ends.
@@ -173,6 +215,8 @@ struct Shared {
     script: Mutex<Script>,
     abandoned_streams: AtomicUsize,
     completed_streams: AtomicUsize,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
 }
 
 impl Shared {
@@ -205,6 +249,8 @@ impl FakeUpstream {
             script: Mutex::new(Script { default: Some(default), ..Script::default() }),
             abandoned_streams: AtomicUsize::new(0),
             completed_streams: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
         });
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
@@ -265,6 +311,16 @@ impl FakeUpstream {
         self.shared.completed_streams.load(Ordering::SeqCst)
     }
 
+    /// Requests received and not yet answered (headers not yet sent).
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The most requests that were ever in flight at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+
     /// Asserts on drop that exactly `n` requests arrived.
     pub fn expect_calls(&mut self, n: usize) {
         self.expected_calls = Some(n);
@@ -309,7 +365,21 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         });
         script.queue.pop_front().or_else(|| script.default.clone())
     };
-    respond(shared, reply.unwrap_or(Reply::json(500, serde_json::json!({"error": "unscripted"})))).await
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let _answered = InFlight(&shared.in_flight);
+    respond(shared.clone(), reply.unwrap_or(Reply::json(500, serde_json::json!({"error": "unscripted"}))))
+        .await
+}
+
+/// Counts a request in flight until its answer's headers are ready (or the client
+/// went away).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 fn build(status: u16, headers: &[(String, String)], content_type: &str, body: Body) -> Response {
@@ -343,6 +413,10 @@ async fn respond(shared: Arc<Shared>, reply: Reply) -> Response {
         }
         Reply::Delayed(wait, inner) => {
             tokio::time::sleep(wait).await;
+            Box::pin(respond(shared, *inner)).await
+        }
+        Reply::Held(hold, inner) => {
+            hold.pass().await;
             Box::pin(respond(shared, *inner)).await
         }
         Reply::Hangup => {

@@ -9,4 +9,4 @@
 mod fake_upstream;
 pub mod wire;
 
-pub use fake_upstream::{FakeUpstream, LiveFeed, LiveStream, RecordedRequest, Reply, StreamEnd};
+pub use fake_upstream::{FakeUpstream, Hold, LiveFeed, LiveStream, RecordedRequest, Reply, StreamEnd};

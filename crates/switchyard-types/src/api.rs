@@ -52,6 +52,8 @@ pub struct ConnectionView {
     pub enabled: bool,
     /// Cap on concurrent requests to this connection; `None` means no cap.
     pub max_concurrent: Option<u32>,
+    /// Per-model caps and per-connection queue budgets.
+    pub rate_limit_overrides: RateLimitOverrides,
     /// Models this connection serves (its catalogue), used to route bare model ids
     /// and listed by `GET /v1/models`.
     pub models: Vec<String>,
@@ -112,6 +114,9 @@ pub struct ConnectionCreateRequest {
     /// Cap on concurrent requests (1–10000).
     #[serde(default)]
     pub max_concurrent: Option<u32>,
+    /// Per-model caps and per-connection queue budgets.
+    #[serde(default)]
+    pub rate_limit_overrides: Option<RateLimitOverrides>,
     /// Catalogue of model ids this connection serves.
     #[serde(default)]
     pub models: Option<Vec<String>>,
@@ -162,6 +167,9 @@ pub struct ConnectionPatch {
     #[serde(default, deserialize_with = "double_option")]
     #[specta(optional, type = Option<u32>)]
     pub max_concurrent: Option<Option<u32>>,
+    /// Replace the per-model caps and queue budgets (an empty object clears them).
+    #[serde(default)]
+    pub rate_limit_overrides: Option<RateLimitOverrides>,
     /// Replace the model catalogue.
     #[serde(default)]
     pub models: Option<Vec<String>>,
@@ -228,24 +236,167 @@ pub struct ApiKeyCreatedResult {
     pub secret: Option<String>,
 }
 
-/// How a combo orders its targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+/// How a combo orders its targets for each request (SPEC §4.6). Every strategy
+/// only orders: targets that the resilience engine rules out (breaker, cooldown,
+/// lockout) are skipped whatever the order, and a target whose concurrency gate is
+/// full gives way to the next free one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "kebab-case")]
 pub enum ComboStrategy {
     /// Ordered fallback: the first healthy target wins, later ones are fallbacks.
     Priority,
+    /// Each request starts one target further along the list than the last.
+    RoundRobin,
+    /// The first target is drawn at random in proportion to `weight`; the rest
+    /// follow by descending weight. Weight 0 is never drawn (unless all are 0).
+    Weighted,
+    /// Stay on one target until it is ruled out (cooling, locked, failing), then
+    /// move on to the next and stay there: one account's quota is drained before the
+    /// next one's is touched.
+    FillFirst,
+    /// The target with the fewest requests in flight first (ties: fewest sent).
+    LeastUsed,
+    /// A uniformly random order.
+    Random,
+    /// Power of two choices: of two targets drawn at random, the one with fewer
+    /// requests in flight goes first.
+    P2c,
+    /// The target whose quota window resets soonest first (from the rate-limit
+    /// reset headers of its last answers); targets with no known reset last.
+    ResetAware,
 }
 
-/// One target of a combo: `provider/model` (or a bare model id), optionally pinned
-/// to one connection of that provider.
+impl ComboStrategy {
+    /// Every strategy, in the order the UI lists them.
+    pub const ALL: [ComboStrategy; 8] = [
+        ComboStrategy::Priority,
+        ComboStrategy::RoundRobin,
+        ComboStrategy::Weighted,
+        ComboStrategy::FillFirst,
+        ComboStrategy::LeastUsed,
+        ComboStrategy::Random,
+        ComboStrategy::P2c,
+        ComboStrategy::ResetAware,
+    ];
+
+    /// The wire name (`round-robin`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComboStrategy::Priority => "priority",
+            ComboStrategy::RoundRobin => "round-robin",
+            ComboStrategy::Weighted => "weighted",
+            ComboStrategy::FillFirst => "fill-first",
+            ComboStrategy::LeastUsed => "least-used",
+            ComboStrategy::Random => "random",
+            ComboStrategy::P2c => "p2c",
+            ComboStrategy::ResetAware => "reset-aware",
+        }
+    }
+}
+
+/// One target of a combo: `provider/model`, a bare model id, or the name of another
+/// combo (whose targets take its place, in its own order), optionally pinned to one
+/// connection of that provider.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ComboTarget {
-    /// `provider/model` or a bare model id.
+    /// `provider/model`, a bare model id, or another combo's name.
     pub model: String,
     /// Pin to this connection id.
     #[serde(default)]
     pub connection: Option<String>,
+    /// Share of the draw for the `weighted` strategy (0–1000; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub weight: Option<u32>,
+}
+
+/// Per-connection flow-control overrides (SPEC §2, §4.6). Absent fields fall back
+/// to the settings document.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimitOverrides {
+    /// A second cap on concurrent requests to this connection (1–10000); the
+    /// stricter of this and `maxConcurrent` applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub max_concurrent: Option<u32>,
+    /// Caps per upstream model id (after routing: `glm-5`, not `zai/glm-5`), 1–10000.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[specta(optional)]
+    pub model_concurrency: std::collections::BTreeMap<String, u32>,
+    /// This connection's queue-wait budget, ms (1–86400000); overrides
+    /// `requestQueue.maxWaitMs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub max_wait_ms: Option<u32>,
+    /// This connection's execution bound after dispatch, ms (1–86400000);
+    /// overrides `requestQueue.executionMaxWaitMs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub execution_max_wait_ms: Option<u32>,
+}
+
+impl RateLimitOverrides {
+    /// Whether nothing is overridden.
+    pub fn is_empty(&self) -> bool {
+        self == &RateLimitOverrides::default()
+    }
+}
+
+/// One concurrency gate's live state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct GateView {
+    /// The cap.
+    pub cap: u32,
+    /// Requests holding a slot.
+    pub in_flight: u32,
+    /// Requests waiting for a slot.
+    pub queued: u32,
+}
+
+/// A per-model gate of a connection, live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelGateView {
+    /// Upstream model id.
+    pub model: String,
+    /// The gate.
+    pub gate: GateView,
+}
+
+/// A connection's flow control, live (`GET /api/rate-limits`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionFlowView {
+    /// Connection id.
+    pub connection_id: String,
+    /// Provider id.
+    pub provider: String,
+    /// Display name.
+    pub name: String,
+    /// Requests in flight on this connection (capped or not).
+    pub in_flight: u32,
+    /// Requests waiting in this connection's queue.
+    pub queued: u32,
+    /// The connection gate (the stricter of `maxConcurrent` and
+    /// `rateLimitOverrides.maxConcurrent`), when there is one.
+    pub gate: Option<GateView>,
+    /// Per-model gates.
+    pub models: Vec<ModelGateView>,
+    /// The queue-wait budget in force for this connection, ms.
+    pub max_wait_ms: u32,
+    /// The execution bound in force for this connection, ms.
+    pub execution_max_wait_ms: u32,
+}
+
+/// `GET /api/rate-limits`: every connection's flow control, live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitsView {
+    /// One entry per connection, in priority order.
+    pub connections: Vec<ConnectionFlowView>,
 }
 
 /// A named list of targets with a routing strategy.

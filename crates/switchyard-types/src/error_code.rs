@@ -94,11 +94,29 @@ pub enum ErrorCode {
     /// The request body did not arrive within the gateway's body-read timeout.
     #[serde(rename = "request_timeout")]
     RequestTimeout,
+    /// The request queue of every candidate connection already holds
+    /// `requestQueue.maxQueueDepth` waiting requests; refused before any other work.
+    #[serde(rename = "RATE_LIMIT_QUEUE_FULL")]
+    RateLimitQueueFull,
+    /// The request waited in a connection's queue longer than its `maxWaitMs`;
+    /// nothing was sent upstream.
+    #[serde(rename = "RATE_LIMIT_QUEUE_TIMEOUT")]
+    RateLimitQueueTimeout,
+    /// The upstream did not finish within `executionMaxWaitMs` after dispatch.
+    #[serde(rename = "RATE_LIMIT_EXECUTION_TIMEOUT")]
+    RateLimitExecutionTimeout,
+    /// A per-model gate stayed full for the whole queue-wait budget.
+    #[serde(rename = "SEMAPHORE_TIMEOUT")]
+    SemaphoreTimeout,
+    /// Every candidate's gate is full and quota-share serialisation is off, so the
+    /// request is refused instead of queued.
+    #[serde(rename = "SEMAPHORE_QUEUE_FULL")]
+    SemaphoreQueueFull,
 }
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 32] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -126,6 +144,11 @@ impl ErrorCode {
         ErrorCode::UnsupportedMediaType,
         ErrorCode::MethodNotAllowed,
         ErrorCode::RequestTimeout,
+        ErrorCode::RateLimitQueueFull,
+        ErrorCode::RateLimitQueueTimeout,
+        ErrorCode::RateLimitExecutionTimeout,
+        ErrorCode::SemaphoreTimeout,
+        ErrorCode::SemaphoreQueueFull,
     ];
 
     /// The HTTP status this code is always answered with.
@@ -146,13 +169,18 @@ impl ErrorCode {
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::WebsocketUnsupported => 426,
-            ErrorCode::AllAttemptsRateLimited => 429,
+            ErrorCode::AllAttemptsRateLimited
+            | ErrorCode::RateLimitQueueFull
+            | ErrorCode::SemaphoreQueueFull
+            | ErrorCode::SemaphoreTimeout => 429,
             ErrorCode::InternalError => 500,
             ErrorCode::AllAttemptsFailed | ErrorCode::UpstreamStreamInterrupted => 502,
             ErrorCode::AllTargetsCoolingDown
             | ErrorCode::ShuttingDown
             | ErrorCode::RoutingPaused
-            | ErrorCode::GatewayUnavailable => 503,
+            | ErrorCode::GatewayUnavailable
+            | ErrorCode::RateLimitQueueTimeout => 503,
+            ErrorCode::RateLimitExecutionTimeout => 504,
         }
     }
 
@@ -186,6 +214,11 @@ impl ErrorCode {
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::RequestTimeout => "request_timeout",
+            ErrorCode::RateLimitQueueFull => "RATE_LIMIT_QUEUE_FULL",
+            ErrorCode::RateLimitQueueTimeout => "RATE_LIMIT_QUEUE_TIMEOUT",
+            ErrorCode::RateLimitExecutionTimeout => "RATE_LIMIT_EXECUTION_TIMEOUT",
+            ErrorCode::SemaphoreTimeout => "SEMAPHORE_TIMEOUT",
+            ErrorCode::SemaphoreQueueFull => "SEMAPHORE_QUEUE_FULL",
         }
     }
 
@@ -262,6 +295,11 @@ mod tests {
                 "415 unsupported_media_type",
                 "405 method_not_allowed",
                 "408 request_timeout",
+                "429 RATE_LIMIT_QUEUE_FULL",
+                "503 RATE_LIMIT_QUEUE_TIMEOUT",
+                "504 RATE_LIMIT_EXECUTION_TIMEOUT",
+                "429 SEMAPHORE_TIMEOUT",
+                "429 SEMAPHORE_QUEUE_FULL",
             ]
         );
     }

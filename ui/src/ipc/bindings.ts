@@ -384,20 +384,55 @@ export type ComboCooldownWaitSettings = {
 	budgetMs?: number,
 };
 
-/**  How a combo orders its targets. */
+/**
+ *  How a combo orders its targets for each request (SPEC §4.6). Every strategy
+ *  only orders: targets that the resilience engine rules out (breaker, cooldown,
+ *  lockout) are skipped whatever the order, and a target whose concurrency gate is
+ *  full gives way to the next free one.
+ */
 export type ComboStrategy = 
 /**  Ordered fallback: the first healthy target wins, later ones are fallbacks. */
-"priority";
+"priority" | 
+/**  Each request starts one target further along the list than the last. */
+"round-robin" | 
+/**
+ *  The first target is drawn at random in proportion to `weight`; the rest
+ *  follow by descending weight. Weight 0 is never drawn (unless all are 0).
+ */
+"weighted" | 
+/**
+ *  Stay on one target until it is ruled out (cooling, locked, failing), then
+ *  move on to the next and stay there: one account's quota is drained before the
+ *  next one's is touched.
+ */
+"fill-first" | 
+/**  The target with the fewest requests in flight first (ties: fewest sent). */
+"least-used" | 
+/**  A uniformly random order. */
+"random" | 
+/**
+ *  Power of two choices: of two targets drawn at random, the one with fewer
+ *  requests in flight goes first.
+ */
+"p2c" | 
+/**
+ *  The target whose quota window resets soonest first (from the rate-limit
+ *  reset headers of its last answers); targets with no known reset last.
+ */
+"reset-aware";
 
 /**
- *  One target of a combo: `provider/model` (or a bare model id), optionally pinned
- *  to one connection of that provider.
+ *  One target of a combo: `provider/model`, a bare model id, or the name of another
+ *  combo (whose targets take its place, in its own order), optionally pinned to one
+ *  connection of that provider.
  */
 export type ComboTarget = {
-	/**  `provider/model` or a bare model id. */
+	/**  `provider/model`, a bare model id, or another combo's name. */
 	model: string,
 	/**  Pin to this connection id. */
 	connection?: string | null,
+	/**  Share of the draw for the `weighted` strategy (0–1000; default 1). */
+	weight?: number | null,
 };
 
 /**  A named list of targets with a routing strategy. */
@@ -505,6 +540,8 @@ export type ConnectionCreateRequest = {
 	enabled?: boolean | null,
 	/**  Cap on concurrent requests (1–10000). */
 	maxConcurrent?: number | null,
+	/**  Per-model caps and per-connection queue budgets. */
+	rateLimitOverrides?: RateLimitOverrides | null,
 	/**  Catalogue of model ids this connection serves. */
 	models?: string[] | null,
 	/**  Provider-specific options, a JSON object. */
@@ -538,6 +575,8 @@ export type ConnectionPatch = {
 	enabled?: boolean | null,
 	/**  Replace (or with `null`, remove) the concurrency cap. */
 	maxConcurrent?: number | null,
+	/**  Replace the per-model caps and queue budgets (an empty object clears them). */
+	rateLimitOverrides?: RateLimitOverrides | null,
 	/**  Replace the model catalogue. */
 	models?: string[] | null,
 	/**  Merge these keys into the provider-specific options (`null` removes a key). */
@@ -600,6 +639,8 @@ export type ConnectionView = {
 	enabled: boolean,
 	/**  Cap on concurrent requests to this connection; `None` means no cap. */
 	maxConcurrent: number | null,
+	/**  Per-model caps and per-connection queue budgets. */
+	rateLimitOverrides: RateLimitOverrides,
 	/**
 	 *  Models this connection serves (its catalogue), used to route bare model ids
 	 *  and listed by `GET /v1/models`.
@@ -774,7 +815,26 @@ export type ErrorCode =
 /**  The route exists but not with this HTTP method. */
 "method_not_allowed" | 
 /**  The request body did not arrive within the gateway's body-read timeout. */
-"request_timeout";
+"request_timeout" | 
+/**
+ *  The request queue of every candidate connection already holds
+ *  `requestQueue.maxQueueDepth` waiting requests; refused before any other work.
+ */
+"RATE_LIMIT_QUEUE_FULL" | 
+/**
+ *  The request waited in a connection's queue longer than its `maxWaitMs`;
+ *  nothing was sent upstream.
+ */
+"RATE_LIMIT_QUEUE_TIMEOUT" | 
+/**  The upstream did not finish within `executionMaxWaitMs` after dispatch. */
+"RATE_LIMIT_EXECUTION_TIMEOUT" | 
+/**  A per-model gate stayed full for the whole queue-wait budget. */
+"SEMAPHORE_TIMEOUT" | 
+/**
+ *  Every candidate's gate is full and quota-share serialisation is off, so the
+ *  request is refused instead of queued.
+ */
+"SEMAPHORE_QUEUE_FULL";
 
 /**  Why an upstream attempt failed, as the classifier decided (SPEC 4.8). */
 export type ErrorReason = 
@@ -1110,6 +1170,30 @@ export type ProviderHealthView = {
 	connections: number,
 	/**  Connections enabled. */
 	enabledConnections: number,
+};
+
+/**
+ *  Per-connection flow-control overrides (SPEC §2, §4.6). Absent fields fall back
+ *  to the settings document.
+ */
+export type RateLimitOverrides = {
+	/**
+	 *  A second cap on concurrent requests to this connection (1–10000); the
+	 *  stricter of this and `maxConcurrent` applies.
+	 */
+	maxConcurrent?: number | null,
+	/**  Caps per upstream model id (after routing: `glm-5`, not `zai/glm-5`), 1–10000. */
+	modelConcurrency?: { [key in string]: number },
+	/**
+	 *  This connection's queue-wait budget, ms (1–86400000); overrides
+	 *  `requestQueue.maxWaitMs`.
+	 */
+	maxWaitMs?: number | null,
+	/**
+	 *  This connection's execution bound after dispatch, ms (1–86400000);
+	 *  overrides `requestQueue.executionMaxWaitMs`.
+	 */
+	executionMaxWaitMs?: number | null,
 };
 
 /**  One upstream attempt in the request log. */

@@ -42,6 +42,7 @@ export const connection = (over: Partial<ConnectionView> = {}): ConnectionView =
   priority: 0,
   enabled: true,
   maxConcurrent: null,
+  rateLimitOverrides: {},
   models: ["glm-5"],
   providerSpecific: {},
   createdAt: NOW - 86_400_000,

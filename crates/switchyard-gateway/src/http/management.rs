@@ -108,6 +108,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/resilience/model-cooldowns", get(lockouts_list).delete(lockouts_clear))
         .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
         .route("/api/logs", get(logs))
+        .route("/api/rate-limits", get(rate_limits))
 }
 
 async fn list_providers(State(s): State<AppState>) -> ApiResult {
@@ -246,6 +247,10 @@ async fn resilience_defaults(State(s): State<AppState>) -> ApiResult {
 
 async fn resilience_ranges(State(s): State<AppState>) -> ApiResult {
     ok(s.management.resilience_ranges())
+}
+
+async fn rate_limits(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.rate_limits())
 }
 
 async fn breakers_list(State(s): State<AppState>) -> ApiResult {

@@ -45,6 +45,7 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         priority: r.priority,
         enabled: r.enabled,
         max_concurrent: r.max_concurrent,
+        rate_limit_overrides: r.rate_limit_overrides.clone(),
         models: r.models.clone(),
         provider_specific: r.provider_specific.clone(),
         created_at: r.created_at,
@@ -71,6 +72,7 @@ fn check_record(r: &ConnectionRecord, issues: &mut Issues) {
     validate::check_credentials(issues, r.auth_kind, r.api_key.as_deref(), r.access_token.as_deref());
     validate::check_base_url(issues, &r.provider, r.base_url.as_deref());
     validate::check_max_concurrent(issues, r.max_concurrent);
+    validate::check_rate_limit_overrides(issues, &r.rate_limit_overrides);
     validate::check_models(issues, &r.models);
     validate::check_provider_specific(issues, &r.provider_specific);
 }
@@ -122,6 +124,7 @@ impl ManagementService {
             priority: req.priority.unwrap_or(0),
             enabled: req.enabled.unwrap_or(true),
             max_concurrent: req.max_concurrent,
+            rate_limit_overrides: req.rate_limit_overrides.unwrap_or_default(),
             models: req.models.unwrap_or_default(),
             provider_specific: req.provider_specific.unwrap_or_else(|| Value::Object(Map::new())),
             created_at: existing.map_or(now, |e| e.created_at),
@@ -222,6 +225,9 @@ impl ManagementService {
         if let Some(v) = patch.max_concurrent {
             r.max_concurrent = v;
         }
+        if let Some(v) = patch.rate_limit_overrides {
+            r.rate_limit_overrides = v;
+        }
         if let Some(v) = patch.models {
             r.models = v;
         }
@@ -263,7 +269,8 @@ impl ManagementService {
     /// list), never spending tokens.
     pub async fn test_connection(&self, id: &str) -> MgmtResult<ConnectionTestResult> {
         let record = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
-        let conn = Connection::from_record(&record);
+        // A test call is the user's own check, outside the connection's gates.
+        let conn = Connection::from_record(&record, &switchyard_resilience::flow::FlowControl::default());
         let url = match conn.api_format {
             ApiFormat::Anthropic => format!("{}/v1/models", conn.base_url),
             ApiFormat::Openai => format!("{}/models", conn.base_url),

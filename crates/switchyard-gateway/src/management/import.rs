@@ -51,7 +51,9 @@ impl ManagementService {
         }
         let mut records: Vec<ConnectionRecord> = merged.into_values().collect();
         records.sort_by(|a, b| (a.priority, &a.id).cmp(&(b.priority, &b.id)));
-        let mut table = RoutingTable::build(&records, &[], &[], &[], Default::default());
+        // A throwaway flow registry: a dry run must not touch the live gates.
+        let flows = switchyard_resilience::flow::FlowControl::default();
+        let mut table = RoutingTable::build(&records, &[], &[], &[], Default::default(), &flows);
         if let Ok(stored) = self.store.list_aliases().await {
             for a in stored {
                 table.aliases.insert(a.alias, a.target);

@@ -17,6 +17,7 @@ mod api_keys;
 mod connections;
 #[cfg(test)]
 mod document_fuzz;
+mod flow;
 mod gateway_status;
 mod import;
 mod monitoring;
@@ -187,7 +188,8 @@ impl ManagementService {
             disable_cooling: false,
             quota_families: quota_families(c),
         }));
-        let table = RoutingTable::build(&connections, &keys, &combos, &aliases, gateway);
+        let table =
+            RoutingTable::build(&connections, &keys, &combos, &aliases, gateway, &self.resilience.flow);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
         self.routing.store(Arc::new(table));
         self.control.notify(ChangeTopic::Connections);

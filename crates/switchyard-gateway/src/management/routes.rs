@@ -52,6 +52,23 @@ impl ManagementService {
             let current = combos.iter().find(|c| c.name == name).map_or(0, |c| c.version);
             check_version(&format!("combo '{name}'"), expected, current)?;
         }
+        let table = self.routing.load();
+        let mut referrers: Vec<&str> = table
+            .combos
+            .iter()
+            .filter(|(other, c)| other.as_str() != name && c.targets.iter().any(|t| t.model == name))
+            .map(|(other, _)| other.as_str())
+            .collect();
+        if !referrers.is_empty() {
+            referrers.sort_unstable();
+            return Err(GatewayError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "combo '{name}' is a target of combo(s) {}: remove it there first",
+                    referrers.join(", ")
+                ),
+            ));
+        }
         if !self.store.delete_combo(name).await? {
             return Err(GatewayError::new(ErrorCode::NotFound, format!("combo '{name}' does not exist")));
         }
@@ -132,10 +149,29 @@ pub fn combo_issues(combo: &ComboView, table: &RoutingTable) -> Issues {
         issues.add("/targets", "must list 1–64 targets");
     }
     for (i, t) in combo.targets.iter().enumerate() {
+        if t.weight.is_some_and(|w| w > 1000) {
+            issues.add(format!("/targets/{i}/weight"), "must be between 0 and 1000");
+        }
+        if t.model == combo.name || table.combo_reaches(std::slice::from_ref(&t.model), &combo.name) {
+            issues.add(
+                format!("/targets/{i}/model"),
+                format!("'{}' leads back to combo '{}': combos may not form a cycle", t.model, combo.name),
+            );
+            continue;
+        }
+        if table.combos.contains_key(&t.model) {
+            if t.connection.is_some() {
+                issues.add(
+                    format!("/targets/{i}/connection"),
+                    format!("'{}' is a combo: pin connections in its own targets", t.model),
+                );
+            }
+            continue;
+        }
         if !table.target_resolves(&t.model) {
             issues.add(
                 format!("/targets/{i}/model"),
-                format!("'{}' matches no provider/model, catalogue model or known prefix", t.model),
+                format!("'{}' matches no combo, provider/model, catalogue model or known prefix", t.model),
             );
         }
         if let Some(conn) = &t.connection

@@ -134,6 +134,36 @@ pub fn check_max_concurrent(issues: &mut Issues, value: Option<u32>) {
     }
 }
 
+/// Rate-limit overrides: caps 1–10000, at most 1000 model caps keyed by a model id
+/// (1–200 characters, no whitespace), budgets 1 ms–24 h.
+pub fn check_rate_limit_overrides(issues: &mut Issues, o: &switchyard_types::api::RateLimitOverrides) {
+    const DAY_MS: u32 = 86_400_000;
+    if o.max_concurrent.is_some_and(|v| !(1..=10_000).contains(&v)) {
+        issues.add("/rateLimitOverrides/maxConcurrent", "must be between 1 and 10000 (omit for no cap)");
+    }
+    if o.model_concurrency.len() > 1000 {
+        issues.add("/rateLimitOverrides/modelConcurrency", "at most 1000 model caps");
+    }
+    for (model, cap) in &o.model_concurrency {
+        let path =
+            format!("/rateLimitOverrides/modelConcurrency/{}", model.replace('~', "~0").replace('/', "~1"));
+        if model.is_empty() || model.len() > 200 || model.chars().any(char::is_whitespace) {
+            issues.add(path.clone(), "model ids must be 1–200 characters without whitespace");
+        }
+        if !(1..=10_000).contains(cap) {
+            issues.add(path, "must be between 1 and 10000");
+        }
+    }
+    for (path, v) in [
+        ("/rateLimitOverrides/maxWaitMs", o.max_wait_ms),
+        ("/rateLimitOverrides/executionMaxWaitMs", o.execution_max_wait_ms),
+    ] {
+        if v.is_some_and(|v| !(1..=DAY_MS).contains(&v)) {
+            issues.add(path, "must be between 1 and 86400000 ms (omit to use the settings)");
+        }
+    }
+}
+
 /// Model catalogues: up to 1000 ids, each 1–200 characters without whitespace.
 pub fn check_models(issues: &mut Issues, models: &[String]) {
     if models.len() > 1000 {

@@ -20,6 +20,8 @@ pub struct Failure {
     pub status: Option<u16>,
     /// The engine's reason.
     pub reason: ErrorReason,
+    /// The attempt ran out of `executionMaxWaitMs` (no verdict was recorded).
+    pub execution_timeout: bool,
     /// When to retry, from the verdict's hint (header seconds or date, body text,
     /// restatement default, quota window).
     pub retry_after_secs: Option<u64>,
@@ -84,7 +86,10 @@ pub(super) fn all_failed(req: &ForwardRequest, failures: &[Failure]) -> GatewayE
     let all_rate_limited = !failures.is_empty() && failures.iter().all(|f| f.status == Some(429));
     // A model no target has is the client's answer only once every target said so.
     let all_not_found = !failures.is_empty() && failures.iter().all(|f| f.reason == ErrorReason::NotFound);
-    let code = if all_rate_limited {
+    let all_execution_timeouts = !failures.is_empty() && failures.iter().all(|f| f.execution_timeout);
+    let code = if all_execution_timeouts {
+        ErrorCode::RateLimitExecutionTimeout
+    } else if all_rate_limited {
         ErrorCode::AllAttemptsRateLimited
     } else if all_not_found {
         ErrorCode::ModelNotFound

@@ -4,9 +4,12 @@
 //! over is the engine's verdict alone; this loop only obeys it. Once a body byte has
 //! reached the client there is no failover: the client retries the whole request.
 
+use std::collections::VecDeque;
+
 use axum::response::Response;
 use http::HeaderMap;
 use switchyard_resilience::claude_wall::WaitWindow;
+use switchyard_resilience::flow::FlowPermit;
 use switchyard_resilience::{Decision, Target};
 use switchyard_types::{ClientFormat, ErrorCode};
 use tracing::Instrument;
@@ -14,6 +17,7 @@ use tracing::Instrument;
 use super::attempt::{self, AttemptResult};
 use super::body::ClientBody;
 use super::failure::{Failure, all_failed, excluded_error};
+use super::flow;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
 use crate::errors::ErrorFormat;
@@ -94,19 +98,34 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
     let mut failures: Vec<Failure> = Vec::new();
     // The usage wall's wait budget spans all of this request's retries.
     let mut wait = WaitWindow::default();
-    for &index in &selection.eligible {
-        let (Some(candidate), Some(target)) = (req.plan.candidates.get(index), targets.get(index)) else {
-            continue;
-        };
-        // Re-checked at dispatch: state may have changed since the filter (a breaker
-        // this request opened does not turn its next candidate away), and a
-        // half-open breaker hands out its single probe here.
-        let Ok(permit) = engine.begin_since(*target, Some(started)) else { continue };
-        let guard = AttemptGuard::new(engine.clone(), permit);
-        match attempt::run(state, req, candidate, guard, &mut wait).await {
-            AttemptResult::Committed(response) => return response,
-            AttemptResult::Failed(failure) => failures.push(failure),
+    let mut pending: VecDeque<usize> = flow::order(state, req, &selection.eligible).into();
+    loop {
+        // Every candidate with room, in order; the full ones are kept for a wait.
+        let mut saturated: Vec<usize> = Vec::new();
+        while let Some(index) = pending.pop_front() {
+            let Some(candidate) = req.plan.candidates.get(index) else { continue };
+            match candidate.connection.flow.try_enter(&candidate.model) {
+                Ok(slot) => match dispatch(state, req, &targets, index, slot, started, &mut wait).await {
+                    Some(AttemptResult::Committed(response)) => return response,
+                    Some(AttemptResult::Failed(failure)) => failures.push(failure),
+                    None => {}
+                },
+                Err(_) => saturated.push(index),
+            }
         }
+        if saturated.is_empty() {
+            break;
+        }
+        let (index, slot) = match flow::wait_for_slot(state, req, &saturated).await {
+            Ok(granted) => granted,
+            Err(error) => return error.render(format),
+        };
+        match dispatch(state, req, &targets, index, slot, started, &mut wait).await {
+            Some(AttemptResult::Committed(response)) => return response,
+            Some(AttemptResult::Failed(failure)) => failures.push(failure),
+            None => {}
+        }
+        pending = saturated.into_iter().filter(|&i| i != index).collect();
     }
     if failures.is_empty() {
         // Every eligible target was taken out between the filter and dispatch.
@@ -121,4 +140,25 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
             .render(format);
     }
     all_failed(req, &failures).render(format)
+}
+
+/// Runs one attempt on `index` holding its flow `slot`. The engine re-checks the
+/// target at dispatch: state may have changed since the filter (a breaker this
+/// request opened does not turn its next candidate away), and a half-open breaker
+/// hands out its single probe here. `None` when the target was taken out meanwhile
+/// (the slot is returned).
+async fn dispatch(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    targets: &[Target<'_>],
+    index: usize,
+    slot: FlowPermit,
+    started: switchyard_types::UnixMillis,
+    wait: &mut WaitWindow,
+) -> Option<AttemptResult> {
+    let (candidate, target) = (req.plan.candidates.get(index)?, targets.get(index)?);
+    let engine = &state.resilience.engine;
+    let permit = engine.begin_since(*target, Some(started)).ok()?;
+    let guard = AttemptGuard::new(engine.clone(), permit, slot);
+    Some(attempt::run(state, req, candidate, guard, wait).await)
 }

@@ -92,26 +92,30 @@ mod tests {
     use crate::store::ConnectionRecord;
 
     fn connection(format: ApiFormat, auth: AuthKind) -> Connection {
-        Connection::from_record(&ConnectionRecord {
-            id: "c".into(),
-            provider: "anthropic".into(),
-            api_format: format,
-            name: "c".into(),
-            auth_kind: auth,
-            api_key: Some("upstream-key".into()),
-            access_token: Some("oauth-token".into()),
-            refresh_token: None,
-            token_expires_at: None,
-            base_url: None,
-            priority: 0,
-            enabled: true,
-            max_concurrent: None,
-            models: vec![],
-            provider_specific: json!({}),
-            created_at: UnixMillis(0),
-            updated_at: UnixMillis(0),
-            version: 1,
-        })
+        Connection::from_record(
+            &ConnectionRecord {
+                id: "c".into(),
+                provider: "anthropic".into(),
+                api_format: format,
+                name: "c".into(),
+                auth_kind: auth,
+                api_key: Some("upstream-key".into()),
+                access_token: Some("oauth-token".into()),
+                refresh_token: None,
+                token_expires_at: None,
+                base_url: None,
+                priority: 0,
+                enabled: true,
+                max_concurrent: None,
+                rate_limit_overrides: Default::default(),
+                models: vec![],
+                provider_specific: json!({}),
+                created_at: UnixMillis(0),
+                updated_at: UnixMillis(0),
+                version: 1,
+            },
+            &Default::default(),
+        )
     }
 
     fn client() -> HeaderMap {

@@ -2,7 +2,8 @@
 //! upstream headers from scratch, try candidates in order with failover decided by
 //! the resilience engine's verdict, and relay the chosen response chunk by chunk.
 //!
-//! Map: [`forward`] (the candidate loop) → `attempt` (one attempt as stages:
+//! Map: [`forward`] (the candidate loop; `flow` orders it by the combo strategy and
+//! waits for a slot when every candidate is at its cap) → `attempt` (one attempt as stages:
 //! credentials → dispatch → judge → commit) → `relay` (the committed body, with the
 //! stall watchdog and the deadline) over `sse` (framing and progress); `guard` owns
 //! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
@@ -13,6 +14,7 @@ mod attempt;
 mod body;
 mod claude_wall;
 mod failure;
+mod flow;
 mod forward;
 mod guard;
 pub(crate) mod headers;

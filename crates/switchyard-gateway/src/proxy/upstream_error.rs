@@ -29,6 +29,12 @@ pub enum UpstreamError {
     TokenRejected(String),
     /// The gateway's own failure.
     Local(String),
+    /// `executionMaxWaitMs` ran out after dispatch (SPEC §4.6): the configured
+    /// bound, not the upstream's failure.
+    ExecutionTimeout {
+        /// The bound, ms.
+        budget_ms: u64,
+    },
 }
 
 /// OS errors that mean the gateway itself ran out of something.
@@ -78,7 +84,7 @@ impl UpstreamError {
                 headers: &switchyard_resilience::outcome::NoHeaders,
                 body: TOKEN_REJECTED_BODY,
             },
-            UpstreamError::Local(_) => AttemptOutcome::Local,
+            UpstreamError::Local(_) | UpstreamError::ExecutionTimeout { .. } => AttemptOutcome::Local,
         }
     }
 
@@ -91,6 +97,7 @@ impl UpstreamError {
             UpstreamError::TokenEndpoint(_) => "oauth_unreachable",
             UpstreamError::TokenRejected(_) => "oauth_refresh",
             UpstreamError::Local(_) => "local",
+            UpstreamError::ExecutionTimeout { .. } => "execution_timeout",
         }
     }
 
@@ -103,6 +110,10 @@ impl UpstreamError {
             UpstreamError::Timeout { waiting_for, budget_ms: None } => {
                 format!("timed out waiting for {waiting_for}")
             }
+            UpstreamError::ExecutionTimeout { budget_ms } => format!(
+                "the upstream did not finish within the execution bound of {budget_ms} ms \
+                 (requestQueue.executionMaxWaitMs)"
+            ),
             UpstreamError::Connect(m)
             | UpstreamError::BrokenBeforeFirstByte(m)
             | UpstreamError::TokenEndpoint(m)

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
+use switchyard_resilience::flow::FlowControl;
 use switchyard_resilience::{Clock, Engine, EngineEvent};
 use switchyard_types::ErrorCode;
 use switchyard_types::api::ValidationIssue;
@@ -35,6 +36,8 @@ pub const RESILIENCE_SETTINGS_KEY: &str = "resilience";
 pub struct Resilience {
     /// The engine (thread-safe; its hot-path calls take microseconds).
     pub engine: Arc<Engine>,
+    /// Flow control: gates, live counts and combo strategies (SPEC §4.6).
+    pub flow: Arc<FlowControl>,
     effective: ArcSwap<ResilienceSettings>,
     /// The stored document's version (0: never written), for `ETag`s and `If-Match`.
     version: AtomicU64,
@@ -99,6 +102,7 @@ impl Resilience {
         let persister = tokio::spawn(persist::run(store.clone(), clock, rx, shutdown));
         let resilience = Resilience {
             engine,
+            flow: Arc::new(FlowControl::default()),
             effective: ArcSwap::from_pointee(layered.settings),
             version: AtomicU64::new(version),
             store,

@@ -1,8 +1,11 @@
 //! A routable connection: its upstream address and pre-built auth header.
 
+use std::sync::Arc;
+
 use http::HeaderValue;
 use secrecy::SecretString;
 use serde_json::Value;
+use switchyard_resilience::flow::{ConnectionFlow, FlowControl, FlowLimits};
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
 use crate::store::ConnectionRecord;
@@ -58,6 +61,8 @@ pub struct Connection {
     pub id: String,
     /// Provider id.
     pub provider: String,
+    /// Display name.
+    pub name: String,
     /// Upstream wire format.
     pub api_format: ApiFormat,
     /// Lower first.
@@ -76,6 +81,8 @@ pub struct Connection {
     pub oauth: Option<OauthRefresh>,
     /// Provider-specific options.
     pub provider_specific: Value,
+    /// Flow control: gates and live counts (kept across reloads by [`FlowControl`]).
+    pub flow: Arc<ConnectionFlow>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -139,9 +146,26 @@ fn sensitive(value: String) -> Option<HeaderValue> {
     Some(v)
 }
 
+/// The flow-control limits a stored record asks for: the connection cap is the
+/// stricter of `max_concurrent` and `rateLimitOverrides.maxConcurrent`.
+pub fn flow_limits(record: &ConnectionRecord) -> FlowLimits {
+    let o = &record.rate_limit_overrides;
+    let cap = match (record.max_concurrent, o.max_concurrent) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    FlowLimits {
+        cap,
+        model_caps: o.model_concurrency.clone(),
+        max_wait_ms: o.max_wait_ms,
+        execution_max_wait_ms: o.execution_max_wait_ms,
+    }
+}
+
 impl Connection {
-    /// Builds the routable form of a stored record.
-    pub fn from_record(record: &ConnectionRecord) -> Connection {
+    /// Builds the routable form of a stored record, configuring its flow state in
+    /// `flows`.
+    pub fn from_record(record: &ConnectionRecord, flows: &FlowControl) -> Connection {
         let auth = match (record.auth_kind, record.api_format) {
             (AuthKind::ApiKey, ApiFormat::Anthropic) => {
                 record.api_key.clone().and_then(sensitive).map_or(UpstreamAuth::None, UpstreamAuth::XApiKey)
@@ -174,6 +198,7 @@ impl Connection {
             oauth,
             id: record.id.clone(),
             provider: record.provider.clone(),
+            name: record.name.clone(),
             api_format: record.api_format,
             priority: record.priority,
             enabled: record.enabled,
@@ -182,6 +207,7 @@ impl Connection {
             auth,
             urls,
             provider_specific: record.provider_specific.clone(),
+            flow: flows.configure(&record.id, &flow_limits(record)),
         }
     }
 

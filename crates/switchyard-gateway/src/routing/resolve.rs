@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use switchyard_types::api::ComboStrategy;
 use switchyard_types::{ApiFormat, ClientFormat, ErrorCode};
 
 use super::connection::Connection;
@@ -31,6 +32,8 @@ pub struct Candidate {
     pub connection: Arc<Connection>,
     /// The upstream model id.
     pub model: String,
+    /// The combo target's weight (`weighted`; 1 outside combos).
+    pub weight: u32,
 }
 
 /// The ordered attempt plan for one request.
@@ -38,7 +41,11 @@ pub struct Candidate {
 pub struct CandidatePlan {
     /// How the name matched.
     pub kind: RouteKind,
-    /// Candidates in order; never empty.
+    /// The combo whose strategy orders the candidates (also through an alias).
+    pub combo: Option<String>,
+    /// How the candidates are ordered per request (`priority` outside combos).
+    pub strategy: ComboStrategy,
+    /// Candidates in listed order; never empty.
     pub candidates: Vec<Candidate>,
 }
 
@@ -48,7 +55,11 @@ struct Target {
     provider: String,
     model: String,
     connection: Option<String>,
+    weight: u32,
 }
+
+/// How deep combos may nest (a combo naming a combo naming a combo ...).
+pub const MAX_COMBO_DEPTH: usize = 8;
 
 /// Bare model ids owned by a well-known provider, by prefix.
 fn provider_for_prefix(model: &str) -> Option<&'static str> {
@@ -69,36 +80,85 @@ impl RoutingTable {
             && !model.is_empty()
             && self.by_provider.contains_key(provider)
         {
-            let target = Target { provider: provider.to_owned(), model: model.to_owned(), connection: None };
+            let target = Target {
+                provider: provider.to_owned(),
+                model: model.to_owned(),
+                connection: None,
+                weight: 1,
+            };
             return Some(vec![target]);
         }
         if let Some(providers) = self.catalogue.get(name) {
             let targets = providers
                 .iter()
-                .map(|p| Target { provider: p.clone(), model: name.to_owned(), connection: None })
+                .map(|p| Target { provider: p.clone(), model: name.to_owned(), connection: None, weight: 1 })
                 .collect();
             return Some(targets);
         }
         let provider = provider_for_prefix(name)?;
-        self.by_provider
-            .contains_key(provider)
-            .then(|| vec![Target { provider: provider.to_owned(), model: name.to_owned(), connection: None }])
+        self.by_provider.contains_key(provider).then(|| {
+            vec![Target {
+                provider: provider.to_owned(),
+                model: name.to_owned(),
+                connection: None,
+                weight: 1,
+            }]
+        })
     }
 
-    /// Resolves a combo's or alias's destination (no alias chains, no combo nesting
-    /// beyond one level).
+    /// Resolves a combo's or alias's destination. A target naming another combo is
+    /// replaced by that combo's targets, in its listed order (the outer combo's
+    /// strategy orders them all); nesting stops at [`MAX_COMBO_DEPTH`] and at a
+    /// combo already being expanded (validation refuses cycles; this guards a
+    /// database edited by hand).
     fn resolve_combo(&self, name: &str) -> Option<Vec<Target>> {
-        let combo = self.combos.get(name)?;
+        self.combos.get(name)?;
         let mut targets = Vec::new();
+        let mut path = vec![name];
+        self.expand_combo(name, &mut path, &mut targets);
+        Some(targets)
+    }
+
+    fn expand_combo<'a>(&'a self, name: &str, path: &mut Vec<&'a str>, out: &mut Vec<Target>) {
+        let Some(combo) = self.combos.get(name) else { return };
         for t in &combo.targets {
+            let weight = t.weight.unwrap_or(1);
+            if let Some((inner, _)) = self.combos.get_key_value(t.model.as_str()) {
+                if path.len() < MAX_COMBO_DEPTH && !path.contains(&inner.as_str()) {
+                    path.push(inner);
+                    self.expand_combo(inner, path, out);
+                    path.pop();
+                }
+                continue;
+            }
             if let Some(resolved) = self.resolve_plain(&t.model) {
                 for mut r in resolved {
                     r.connection = t.connection.clone();
-                    targets.push(r);
+                    r.weight = weight;
+                    out.push(r);
                 }
             }
         }
-        Some(targets)
+    }
+
+    /// Whether targets named `from_targets` lead to the combo `target`, directly or
+    /// through other combos (a cycle, when `target` is the combo being saved).
+    pub fn combo_reaches(&self, from_targets: &[String], target: &str) -> bool {
+        let mut stack: Vec<&str> = from_targets.iter().map(String::as_str).collect();
+        let mut seen: Vec<&str> = Vec::new();
+        while let Some(name) = stack.pop() {
+            if name == target {
+                return true;
+            }
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name);
+            if let Some(combo) = self.combos.get(name) {
+                stack.extend(combo.targets.iter().map(|t| t.model.as_str()));
+            }
+        }
+        false
     }
 
     /// Whether a combo target or alias destination names something routable now.
@@ -128,6 +188,15 @@ impl RoutingTable {
         let Some((kind, targets)) = self.resolve_targets(model) else {
             return Err(self.unknown_model(model));
         };
+        let combo = match &kind {
+            RouteKind::Combo(name) => Some(name.clone()),
+            RouteKind::Alias(name) => {
+                self.aliases.get(name).filter(|to| self.combos.contains_key(*to)).cloned()
+            }
+            RouteKind::Direct => None,
+        };
+        let strategy =
+            combo.as_ref().and_then(|c| self.combos.get(c)).map_or(ComboStrategy::Priority, |c| c.strategy);
         let wanted = format.upstream_format();
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut other_formats: Vec<ApiFormat> = Vec::new();
@@ -149,12 +218,16 @@ impl RoutingTable {
                 let duplicate =
                     candidates.iter().any(|c| c.connection.id == conn.id && c.model == target.model);
                 if !duplicate {
-                    candidates.push(Candidate { connection: conn.clone(), model: target.model.clone() });
+                    candidates.push(Candidate {
+                        connection: conn.clone(),
+                        model: target.model.clone(),
+                        weight: target.weight,
+                    });
                 }
             }
         }
         if !candidates.is_empty() {
-            return Ok(CandidatePlan { kind, candidates });
+            return Ok(CandidatePlan { kind, combo, strategy, candidates });
         }
         if let Some(other) = other_formats.first() {
             return Err(GatewayError::new(
@@ -230,6 +303,7 @@ mod tests {
             priority,
             enabled: true,
             max_concurrent: None,
+            rate_limit_overrides: Default::default(),
             models: models.iter().map(|m| (*m).to_owned()).collect(),
             provider_specific: json!({}),
             created_at: UnixMillis(0),
@@ -249,8 +323,8 @@ mod tests {
             name: "coding".into(),
             strategy: ComboStrategy::Priority,
             targets: vec![
-                ComboTarget { model: "anthropic/claude-sonnet-4-6".into(), connection: None },
-                ComboTarget { model: "glm/glm-4.6".into(), connection: None },
+                ComboTarget { model: "anthropic/claude-sonnet-4-6".into(), connection: None, weight: None },
+                ComboTarget { model: "glm/glm-4.6".into(), connection: None, weight: None },
             ],
             created_at: UnixMillis(0),
             updated_at: UnixMillis(0),
@@ -258,7 +332,7 @@ mod tests {
         }];
         let aliases =
             vec![AliasRecord { alias: "fast".into(), target: "glm/glm-4.5-air".into(), version: 1 }];
-        RoutingTable::build(&conns, &[], &combos, &aliases, Default::default())
+        RoutingTable::build(&conns, &[], &combos, &aliases, Default::default(), &Default::default())
     }
 
     fn ids(plan: &CandidatePlan) -> Vec<String> {

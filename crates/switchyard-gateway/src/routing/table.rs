@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use switchyard_resilience::flow::FlowControl;
 use switchyard_types::api::{ComboStrategy, ComboTarget, GatewaySettings};
 
 use super::connection::Connection;
@@ -58,16 +59,19 @@ pub struct RoutingTable {
 
 impl RoutingTable {
     /// Builds a snapshot from store records. `connections` must be in priority order.
+    /// Each connection's flow state comes from `flows` (configured with its limits,
+    /// kept across rebuilds); connections no longer present are dropped from it.
     pub fn build(
         connections: &[ConnectionRecord],
         keys: &[ApiKeyRecord],
         combos: &[ComboRecord],
         aliases: &[AliasRecord],
         gateway: GatewaySettings,
+        flows: &FlowControl,
     ) -> RoutingTable {
         let mut table = RoutingTable { gateway, ..RoutingTable::default() };
         for record in connections {
-            let conn = Arc::new(Connection::from_record(record));
+            let conn = Arc::new(Connection::from_record(record, flows));
             table.by_id.insert(conn.id.clone(), conn.clone());
             table.by_provider.entry(conn.provider.clone()).or_default().push(conn.clone());
             for model in &conn.models {
@@ -98,6 +102,8 @@ impl RoutingTable {
         for alias in aliases {
             table.aliases.insert(alias.alias.clone(), alias.target.clone());
         }
+        flows.retain(|id| table.by_id.contains_key(id));
+        flows.strategies.retain(|name| table.combos.contains_key(name));
         table
     }
 

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 use sqlx::Row;
+use switchyard_types::api::RateLimitOverrides;
 use switchyard_types::{ApiFormat, AuthKind, UnixMillis};
 
 use super::{Store, StoreResult, parse_json, stale_unless, to_json};
@@ -36,6 +37,8 @@ pub struct ConnectionRecord {
     pub enabled: bool,
     /// Concurrency cap.
     pub max_concurrent: Option<u32>,
+    /// Per-model caps and per-connection queue budgets.
+    pub rate_limit_overrides: RateLimitOverrides,
     /// Model catalogue.
     pub models: Vec<String>,
     /// Provider-specific options (a JSON object).
@@ -81,12 +84,13 @@ fn auth_from_str(s: &str) -> AuthKind {
 
 const COLUMNS: &str = "id, provider, api_format, name, auth_kind, api_key, access_token, \
      refresh_token, token_expires_at, base_url, priority, enabled, max_concurrent, \
-     models_json, provider_specific_json, created_at, updated_at";
+     models_json, provider_specific_json, created_at, updated_at, rate_limit_overrides_json";
 
 fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
     let models: String = row.try_get("models_json")?;
     let specific: String = row.try_get("provider_specific_json")?;
     let max_concurrent: Option<i64> = row.try_get("max_concurrent")?;
+    let overrides: String = row.try_get("rate_limit_overrides_json")?;
     Ok(ConnectionRecord {
         id: row.try_get("id")?,
         provider: row.try_get("provider")?,
@@ -101,6 +105,7 @@ fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
         priority: row.try_get("priority")?,
         enabled: row.try_get("enabled")?,
         max_concurrent: max_concurrent.and_then(|v| u32::try_from(v).ok()),
+        rate_limit_overrides: parse_json("connections", "rate_limit_overrides_json", &overrides)?,
         models: parse_json("connections", "models_json", &models)?,
         provider_specific: parse_json("connections", "provider_specific_json", &specific)?,
         created_at: UnixMillis(row.try_get("created_at")?),
@@ -131,7 +136,7 @@ impl Store {
     pub async fn put_connection(&self, c: &ConnectionRecord, expected: Option<i64>) -> StoreResult<()> {
         let sql = format!(
             "INSERT INTO connections ({COLUMNS}) \
-             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17 \
+             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?19 \
              WHERE ?18 IS NULL OR EXISTS (SELECT 1 FROM connections WHERE id = ?1) \
              ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, \
              api_format=excluded.api_format, name=excluded.name, auth_kind=excluded.auth_kind, \
@@ -140,6 +145,7 @@ impl Store {
              base_url=excluded.base_url, priority=excluded.priority, enabled=excluded.enabled, \
              max_concurrent=excluded.max_concurrent, models_json=excluded.models_json, \
              provider_specific_json=excluded.provider_specific_json, \
+             rate_limit_overrides_json=excluded.rate_limit_overrides_json, \
              updated_at=excluded.updated_at, version=connections.version + 1 \
              WHERE ?18 IS NULL OR connections.version = ?18"
         );
@@ -162,6 +168,7 @@ impl Store {
             .bind(c.created_at.0)
             .bind(c.updated_at.0)
             .bind(expected)
+            .bind(to_json(&c.rate_limit_overrides))
             .execute(&self.pool)
             .await?;
         stale_unless(done.rows_affected(), || format!("connection '{}'", c.id), expected)

@@ -14,6 +14,8 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
+use switchyard_resilience::classify::hints::quota_reset_from_headers;
+
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::proxy::relay::{Relay, RelayParts, UpstreamStream};
@@ -29,15 +31,18 @@ struct Ready {
 /// Waits for readiness, then commits to relaying `response`.
 pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> AttemptResult {
     let status = response.status().as_u16();
+    // Reset-aware combos order by the quota reset each account last announced.
+    if let Some(at) = quota_reset_from_headers(response.headers(), cx.state.clock.now_wall()) {
+        cx.candidate.connection.flow.note_quota_reset(at);
+    }
     let sse = is_event_stream(response.headers());
     let client_headers = client_headers(&cx, response.headers(), sse);
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
     let ready = tokio::select! {
         ready = until_ready(&mut stream, sse) => ready,
-        () = cx.state.clock.sleep_until(cx.budgets.ready_by) => Err(UpstreamError::Timeout {
-            waiting_for: if sse { "model event" } else { "body byte" },
-            budget_ms: Some(cx.budgets.ready_ms),
-        }),
+        () = cx.state.clock.sleep_until(cx.budgets.wait_until()) => {
+            Err(cx.budgets.expired(if sse { "model event" } else { "body byte" }))
+        }
     };
     let ready = match ready {
         Ok(r) => r,

@@ -39,9 +39,7 @@ pub(super) async fn send(
             state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
         let response = tokio::select! {
             sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
-            () = state.clock.sleep_until(cx.budgets.ready_by) => {
-                return Err(UpstreamError::Timeout { waiting_for: "answer", budget_ms: Some(cx.budgets.ready_ms) });
-            }
+            () = state.clock.sleep_until(cx.budgets.wait_until()) => return Err(cx.budgets.expired("answer")),
         };
         if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {
             refreshed_after_401 = true;

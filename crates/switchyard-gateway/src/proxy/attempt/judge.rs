@@ -73,6 +73,7 @@ pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Respo
         outcome,
         status: Some(shown),
         reason: verdict.reason,
+        execution_timeout: false,
         retry_after_secs: verdict.hint.map(|h| h.remaining_ms(now).div_ceil(1_000)),
     })
 }

@@ -46,24 +46,41 @@ pub struct Budgets {
     pub deadline: Instant,
     /// The readiness budget, for messages.
     pub ready_ms: u64,
+    /// `executionMaxWaitMs` after dispatch (SPEC §4.6): a plain answer must be
+    /// complete by then, a stream must have started; a started stream is bounded
+    /// by the stall watchdog and the deadline instead.
+    pub execution_by: Instant,
+    /// The execution bound, for messages.
+    pub execution_ms: u64,
 }
 
 impl Budgets {
     /// Budgets from the effective settings: a streamed request must show a model
-    /// event within `readinessBudgetMs`; a plain one may take until the deadline.
-    fn new(state: &GatewayState, streaming: bool) -> Budgets {
+    /// event within `readinessBudgetMs`; a plain one may take until the deadline;
+    /// both within the connection's execution bound.
+    fn new(state: &GatewayState, streaming: bool, candidate: &Candidate) -> Budgets {
         let settings = state.resilience.settings();
         let started = state.clock.now_mono();
+        let execution_ms = u64::from(
+            candidate.connection.flow.execution_max_wait_ms(settings.request_queue.execution_max_wait_ms),
+        );
+        let execution_by = started + Duration::from_millis(execution_ms);
         let deadline_ms = u64::from(settings.stream_recovery.attempt_deadline_ms);
+        let mut deadline = started + Duration::from_millis(deadline_ms);
+        if !streaming {
+            deadline = deadline.min(execution_by);
+        }
         let ready_ms = if streaming {
             u64::from(settings.stream_recovery.readiness_budget_ms).min(deadline_ms)
         } else {
             deadline_ms
         };
         Budgets {
-            ready_by: started + Duration::from_millis(ready_ms),
-            deadline: started + Duration::from_millis(deadline_ms),
+            ready_by: (started + Duration::from_millis(ready_ms)).min(deadline),
+            deadline,
             ready_ms,
+            execution_by,
+            execution_ms,
         }
     }
 
@@ -71,6 +88,20 @@ impl Budgets {
     /// never past the deadline.
     pub fn restart_readiness(&mut self, now: Instant) {
         self.ready_by = (now + Duration::from_millis(self.ready_ms)).min(self.deadline);
+    }
+
+    /// Until when the attempt waits for an answer (or a stream's first event).
+    pub fn wait_until(&self) -> Instant {
+        self.ready_by.min(self.execution_by)
+    }
+
+    /// The error when [`Self::wait_until`] passed waiting for `what`.
+    pub fn expired(&self, waiting_for: &'static str) -> UpstreamError {
+        if self.execution_by <= self.ready_by {
+            UpstreamError::ExecutionTimeout { budget_ms: self.execution_ms }
+        } else {
+            UpstreamError::Timeout { waiting_for, budget_ms: Some(self.ready_ms) }
+        }
     }
 }
 
@@ -88,7 +119,14 @@ impl AttemptCx<'_> {
     /// Fails the attempt with a typed error: the engine judges it (a local failure
     /// changes nothing), the log row closes, the failure joins the summary.
     fn failed(mut self, err: &UpstreamError) -> AttemptResult {
-        let recorded = self.guard.fail(&err.outcome());
+        // The execution bound is the gateway's own limit, not the upstream's
+        // failure: no verdict (nothing cools), but the next candidate may serve.
+        let recorded = if let UpstreamError::ExecutionTimeout { .. } = err {
+            self.guard.release();
+            None
+        } else {
+            self.guard.fail(&err.outcome())
+        };
         self.log.finish(self.log.status(), 0, Some(err.kind().to_owned()));
         let reason = recorded.as_ref().map(|r| r.verdict.reason).unwrap_or(ErrorReason::Local);
         tracing::info!(
@@ -106,6 +144,7 @@ impl AttemptCx<'_> {
             outcome: err.message(),
             status: None,
             reason,
+            execution_timeout: matches!(err, UpstreamError::ExecutionTimeout { .. }),
             retry_after_secs: recorded
                 .and_then(|r| r.verdict.hint)
                 .map(|h| h.remaining_ms(now).div_ceil(1_000)),
@@ -145,7 +184,7 @@ pub async fn run(
             error_kind: None,
         },
     );
-    let budgets = Budgets::new(state, req.body.streaming());
+    let budgets = Budgets::new(state, req.body.streaming(), candidate);
     let cx = AttemptCx { state, req, candidate, log, guard, budgets };
     stages(cx, wait).instrument(span).await
 }

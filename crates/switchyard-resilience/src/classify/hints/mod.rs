@@ -131,6 +131,21 @@ pub fn hint_from_headers(h: &dyn HeaderSource, now: UnixMillis) -> Option<RetryH
     )
 }
 
+/// When the connection's quota window next resets, from the rate-limit headers of
+/// any answer (a success included): the Claude unified reset, else the per-limit
+/// resets (the latest exhausted one, else the earliest), else `x-ratelimit-reset`.
+/// The `reset-aware` combo strategy prefers the connection whose window resets
+/// soonest. `None` when the answer carries none of them.
+pub fn quota_reset_from_headers(h: &dyn HeaderSource, now: UnixMillis) -> Option<UnixMillis> {
+    let epoch = |name: &str| {
+        h.header(name).and_then(|v| v.trim().parse::<i64>().ok()).and_then(|v| epoch_or_delay(v, now))
+    };
+    epoch("anthropic-ratelimit-unified-reset")
+        .or_else(|| per_limit_reset(h, now))
+        .or_else(|| epoch("x-ratelimit-reset"))
+        .filter(|at| *at > now)
+}
+
 /// Per-limit reset headers: the latest reset among limits reported exhausted
 /// (`remaining: 0`), else the earliest future reset.
 fn per_limit_reset(h: &dyn HeaderSource, now: UnixMillis) -> Option<UnixMillis> {

@@ -1,0 +1,165 @@
+//! The request path's side of flow control (SPEC §4.6): put the eligible candidates
+//! in the combo's strategy order, and — when every one of them is at its cap — wait
+//! in line for a slot, bounded on the gateway's clock.
+//!
+//! Waiting happens on every saturated candidate at once (each in its own FIFO
+//! line); the first slot granted wins and the other lines are left at once. A
+//! request waits only when none of its candidates has room: a free candidate
+//! further down the order is taken rather than queueing for the first (caps spread
+//! load; they never hold a request back that another account could serve).
+//!
+//! Outcomes, each the gateway's own (nothing is sent upstream, no connection is
+//! cooled, no breaker counts, no model is locked):
+//! - quota-share serialisation off → `SEMAPHORE_QUEUE_FULL` at once: requests over
+//!   a cap are refused instead of queued;
+//! - every candidate's queue already holds `maxQueueDepth` → `RATE_LIMIT_QUEUE_FULL`
+//!   at once (the admission check runs before any wait);
+//! - no slot within the connection's `maxWaitMs` → `RATE_LIMIT_QUEUE_TIMEOUT`, or
+//!   `SEMAPHORE_TIMEOUT` when the connection slot was had and the model gate was the
+//!   one still full.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use switchyard_resilience::flow::{FlowPermit, GateKind, StrategyInput, WaitStage, admission};
+use switchyard_types::ErrorCode;
+use switchyard_types::api::ComboStrategy;
+
+use super::forward::ForwardRequest;
+use crate::errors::GatewayError;
+use crate::routing::Candidate;
+use crate::state::GatewayState;
+
+/// `eligible` (plan indices, in listed order) in the plan's strategy order.
+pub(super) fn order(state: &GatewayState, req: &ForwardRequest, eligible: &[usize]) -> Vec<usize> {
+    let plan = &req.plan;
+    let (Some(combo), strategy) = (&plan.combo, plan.strategy) else { return eligible.to_vec() };
+    if strategy == ComboStrategy::Priority {
+        return eligible.to_vec();
+    }
+    let now = state.clock.now_wall();
+    let keys: Vec<String> =
+        plan.candidates.iter().map(|c| format!("{}\u{1f}{}", c.connection.id, c.model)).collect();
+    let items: Vec<StrategyInput<'_>> = plan
+        .candidates
+        .iter()
+        .zip(&keys)
+        .map(|(c, key)| StrategyInput {
+            key,
+            weight: c.weight,
+            in_flight: c.connection.flow.in_flight(),
+            dispatched: c.connection.flow.dispatched(),
+            reset_at: c.connection.flow.quota_reset_at(now),
+        })
+        .collect();
+    state.resilience.flow.strategies.order(combo, strategy, &items, eligible)
+}
+
+/// Waits for a slot on one of `saturated` (plan indices whose gates were full).
+pub(super) async fn wait_for_slot(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    saturated: &[usize],
+) -> Result<(usize, FlowPermit), GatewayError> {
+    let candidate = |i: usize| &req.plan.candidates[i];
+    let settings = state.resilience.settings();
+    if !settings.quota_share_concurrency_limit.enabled {
+        return Err(GatewayError::new(
+            ErrorCode::SemaphoreQueueFull,
+            format!(
+                "every candidate is at its concurrency cap ({}) and quota-share serialisation is off \
+                 (quotaShareConcurrencyLimit.enabled), so requests over a cap are refused instead of queued",
+                describe_all(req, saturated)
+            ),
+        )
+        .with_retry_after(Some(1)));
+    }
+    let depth = settings.request_queue.max_queue_depth;
+    let admitted: Vec<usize> = saturated
+        .iter()
+        .copied()
+        .filter(|&i| admission::admit(candidate(i).connection.flow.queued(), depth).is_ok())
+        .collect();
+    if admitted.is_empty() {
+        return Err(GatewayError::new(
+            ErrorCode::RateLimitQueueFull,
+            format!(
+                "the request queue of every candidate is full ({}; requestQueue.maxQueueDepth = {depth}); \
+                 nothing was sent upstream",
+                describe_all(req, saturated)
+            ),
+        )
+        .with_retry_after(Some(1)));
+    }
+    let _waiting = req.waits.enter();
+    let start = state.clock.now_mono();
+    let default_wait = settings.request_queue.max_wait_ms;
+    let stages: Vec<WaitStage> = admitted.iter().map(|_| WaitStage::default()).collect();
+    let mut lines: FuturesUnordered<_> = admitted
+        .iter()
+        .zip(&stages)
+        .map(|(&i, stage)| {
+            let c = candidate(i);
+            let budget = Duration::from_millis(u64::from(c.connection.flow.max_wait_ms(default_wait)));
+            let until = state.clock.sleep_until(start + budget);
+            async move {
+                tokio::select! {
+                    permit = c.connection.flow.enter(&c.model, stage) => Some((i, permit)),
+                    () = until => None,
+                }
+            }
+        })
+        .collect();
+    while let Some(line) = lines.next().await {
+        if let Some(granted) = line {
+            return Ok(granted);
+        }
+    }
+    drop(lines);
+    let first = admitted[0];
+    let c = candidate(first);
+    let kind = stages[0].get();
+    let waited = c.connection.flow.max_wait_ms(default_wait);
+    let code = match kind {
+        GateKind::Connection => ErrorCode::RateLimitQueueTimeout,
+        GateKind::Model => ErrorCode::SemaphoreTimeout,
+    };
+    Err(GatewayError::new(
+        code,
+        format!(
+            "no slot within {waited} ms waiting for {} (requestQueue.maxWaitMs); nothing was sent upstream",
+            describe(c, kind)
+        ),
+    )
+    .with_retry_after(Some(1)))
+}
+
+/// `connection 'a' (cap 2: 2 in flight, 3 queued)` for a gate of `kind`.
+fn describe(c: &Candidate, kind: GateKind) -> String {
+    let flow = &c.connection.flow;
+    let cap = flow.cap_of(kind, &c.model).map_or_else(|| "no cap".to_owned(), |cap| format!("cap {cap}"));
+    let what = match kind {
+        GateKind::Connection => format!("connection '{}'", c.connection.id),
+        GateKind::Model => format!("model '{}' on connection '{}'", c.model, c.connection.id),
+    };
+    format!("{what} ({cap}: {} in flight, {} queued)", flow.in_flight(), flow.queued())
+}
+
+fn describe_all(req: &ForwardRequest, indices: &[usize]) -> String {
+    indices
+        .iter()
+        .map(|&i| {
+            let c = &req.plan.candidates[i];
+            let kind = if c.connection.flow.cap_of(GateKind::Connection, &c.model).is_some()
+                && c.connection.flow.gate_stats().is_some_and(|g| g.in_flight >= g.cap)
+            {
+                GateKind::Connection
+            } else {
+                GateKind::Model
+            };
+            describe(c, kind)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

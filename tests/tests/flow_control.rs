@@ -1,0 +1,269 @@
+//! Flow control end to end (issue 11, SPEC §4.6): concurrency caps per connection
+//! and per model, the request queue (depth, wait budget, execution bound), quota
+//! sharing between client keys, and that none of it is ever held against a
+//! connection. Fake upstreams hold requests until the test lets them through and
+//! count how many they hold at once; budgets run on a manual clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchyard_gateway::clock::ManualClock;
+use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
+use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
+use switchyard_types::UnixMillis;
+
+const NOW: i64 = 1_900_000_000_000;
+
+fn ok_reply() -> Reply {
+    Reply::json(200, wire::chat_completion("m", "pong"))
+}
+
+/// One OpenAI-compatible connection `c1` (provider `pa`) at `url`, with `extra`
+/// TOML lines in its table, and `tail` appended (settings, more keys).
+fn one_connection(url: &str, extra: &str, tail: &str) -> String {
+    format!(
+        "{keys}\n[[connections]]\nid = \"c1\"\nprovider = \"pa\"\napi_format = \"openai\"\napi_key = \"sk-1\"\n\
+         base_url = \"{url}\"\n{extra}\n{tail}",
+        keys = client_key_toml()
+    )
+}
+
+fn chat(model: &str) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "hi"}]})
+}
+
+async fn manual(config: &str) -> (TestGateway, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let c = clock.clone();
+    let gw = TestGateway::start_with(config, move |cfg| cfg.clock = c).await;
+    (gw, clock)
+}
+
+/// `GET /api/rate-limits`, the entry of connection `id`.
+async fn flow_of(gw: &TestGateway, id: &str) -> Value {
+    let all = gw.mgmt_json("/api/rate-limits").await;
+    all["connections"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["connectionId"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no flow entry for {id}: {all}"))
+}
+
+/// Polls (real time) until `cond` holds for connection `id`'s live flow entry.
+async fn until_flow(gw: &TestGateway, id: &str, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..500 {
+        let flow = flow_of(gw, id).await;
+        if cond(&flow) {
+            return flow;
+        }
+        // Polling the gateway's live counters, not waiting out a duration.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{id}: never {what}: {}", flow_of(gw, id).await);
+}
+
+async fn status_and_body(handle: tokio::task::JoinHandle<reqwest::Response>) -> (u16, Value) {
+    let response = tokio::time::timeout(Duration::from_secs(10), handle)
+        .await
+        .unwrap_or_else(|_| panic!("no answer within 10 s"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_cap_of_two_never_lets_more_than_two_through_and_all_six_succeed() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let gw = TestGateway::start(&one_connection(&upstream.url(), "max_concurrent = 2", "")).await;
+    let requests: Vec<_> =
+        (0..6).map(|_| gw.post_in_background("/v1/chat/completions", &chat("pa/m"))).collect();
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 2).await);
+    let flow = until_flow(&gw, "c1", "4 queued", |f| f["queued"] == 4).await;
+    assert_eq!(flow["gate"], json!({"cap": 2, "inFlight": 2, "queued": 4}), "{flow}");
+    assert_eq!(flow["inFlight"], 2);
+    // Let them through one at a time: each freed slot admits exactly one more.
+    for done in 1..=4 {
+        hold.release(1);
+        assert!(upstream.wait_until(Duration::from_secs(5), |u| u.calls() == 2 + done).await);
+    }
+    hold.open();
+    for request in requests {
+        let (status, body) = status_and_body(request).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    assert_eq!(upstream.max_in_flight(), 2);
+    assert_eq!(upstream.calls(), 6);
+    let flow = flow_of(&gw, "c1").await;
+    assert_eq!((flow["inFlight"].as_u64(), flow["queued"].as_u64()), (Some(0), Some(0)), "{flow}");
+}
+
+#[tokio::test]
+async fn a_model_cap_holds_for_that_model_only() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let extra = "[connections.rate_limit_overrides]\nmodel_concurrency = { \"glm-5\" = 1 }";
+    let gw = TestGateway::start(&one_connection(&upstream.url(), extra, "")).await;
+    let capped: Vec<_> =
+        (0..3).map(|_| gw.post_in_background("/v1/chat/completions", &chat("pa/glm-5"))).collect();
+    let free: Vec<_> =
+        (0..2).map(|_| gw.post_in_background("/v1/chat/completions", &chat("pa/glm-4.6"))).collect();
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.calls() == 3).await);
+    let flow = until_flow(&gw, "c1", "2 queued", |f| f["queued"] == 2).await;
+    assert_eq!(flow["models"], json!([{"model": "glm-5", "gate": {"cap": 1, "inFlight": 1, "queued": 2}}]));
+    let models: Vec<String> = upstream
+        .requests()
+        .iter()
+        .map(|r| r.json()["model"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(models.iter().filter(|m| *m == "glm-5").count(), 1, "{models:?}");
+    assert_eq!(models.iter().filter(|m| *m == "glm-4.6").count(), 2, "{models:?}");
+    hold.open();
+    for request in capped.into_iter().chain(free) {
+        assert_eq!(status_and_body(request).await.0, 200);
+    }
+}
+
+#[tokio::test]
+async fn a_full_queue_refuses_at_once_and_sends_nothing_upstream() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let config = one_connection(
+        &upstream.url(),
+        "max_concurrent = 1",
+        "[resilience.requestQueue]\nmaxQueueDepth = 1\n",
+    );
+    let gw = TestGateway::start(&config).await;
+    let first = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    until_flow(&gw, "c1", "1 queued", |f| f["queued"] == 1).await;
+    let third = gw.post("/v1/chat/completions", &chat("pa/m")).await;
+    assert_eq!(third.status(), 429);
+    assert_eq!(
+        third.headers().get("x-switchyard-error").and_then(|v| v.to_str().ok()),
+        Some("RATE_LIMIT_QUEUE_FULL")
+    );
+    let body: Value = third.json().await.unwrap_or_default();
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("maxQueueDepth = 1") && message.contains("connection 'c1'"), "{body}");
+    assert_eq!(upstream.calls(), 1, "the refused request reached the upstream");
+    hold.open();
+    assert_eq!(status_and_body(first).await.0, 200);
+    assert_eq!(status_and_body(second).await.0, 200);
+    assert_eq!(upstream.calls(), 2);
+}
+
+#[tokio::test]
+async fn a_wait_over_the_budget_times_out_upstream_untouched_and_the_connection_unharmed() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let extra = "max_concurrent = 1\n[connections.rate_limit_overrides]\nmax_wait_ms = 5000";
+    let (gw, clock) = manual(&one_connection(&upstream.url(), extra, "")).await;
+    let first = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    let flow = until_flow(&gw, "c1", "1 queued", |f| f["queued"] == 1).await;
+    assert_eq!(flow["maxWaitMs"], 5000, "the connection's override is in force");
+    clock.advance(Duration::from_millis(4_999));
+    assert_eq!(flow_of(&gw, "c1").await["queued"], 1, "still waiting at 4.999 s");
+    clock.advance(Duration::from_millis(1));
+    let (status, body) = status_and_body(second).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "RATE_LIMIT_QUEUE_TIMEOUT", "{body}");
+    assert_eq!(upstream.calls(), 1);
+    // A full gate is nobody's failure: no cooldown, breaker closed, no lockout.
+    let state = gw.cooldown_of("c1").await;
+    assert_eq!((state["status"].as_str(), state["lastError"].as_str()), (Some("active"), None), "{state}");
+    let breakers = gw.mgmt_json("/api/resilience/breakers").await;
+    let closed = |b: &Value| b["state"] == "CLOSED" && b["failureCount"] == 0;
+    assert!(breakers.as_array().is_some_and(|b| b.iter().all(closed)), "{breakers}");
+    assert_eq!(gw.mgmt_json("/api/resilience/model-cooldowns").await, json!([]));
+    hold.open();
+    assert_eq!(status_and_body(first).await.0, 200);
+}
+
+#[tokio::test]
+async fn execution_over_its_bound_is_a_504_that_cools_nothing() {
+    let upstream = FakeUpstream::start(Reply::Silent).await;
+    let extra = "[connections.rate_limit_overrides]\nexecution_max_wait_ms = 20000";
+    let (gw, clock) = manual(&one_connection(&upstream.url(), extra, "")).await;
+    let request = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.calls() == 1).await);
+    clock.advance(Duration::from_millis(20_000));
+    let (status, body) = status_and_body(request).await;
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["error"]["code"], "RATE_LIMIT_EXECUTION_TIMEOUT", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("20000 ms"), "{body}");
+    assert_eq!(upstream.calls(), 1, "no failover, no retry");
+    assert_eq!(gw.cooldown_of("c1").await["status"], "active");
+}
+
+#[tokio::test]
+async fn two_client_keys_on_a_capped_account_are_serialised_or_refused_without_quota_share() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let second_key = "sy-test-client-key-0002";
+    let tail = format!("[[api_keys]]\nname = \"script\"\nkey = \"{second_key}\"\n");
+    let gw = TestGateway::start(&one_connection(&upstream.url(), "max_concurrent = 1", &tail)).await;
+    let send = |key: &'static str| {
+        let request = gw.http.post(gw.url("/v1/chat/completions")).bearer_auth(key).json(&chat("pa/m"));
+        tokio::spawn(async move { request.send().await.unwrap_or_else(|e| panic!("{e}")) })
+    };
+    let ide = send(CLIENT_KEY);
+    let script = send("sy-test-client-key-0002");
+    until_flow(&gw, "c1", "one running, one queued", |f| f["inFlight"] == 1 && f["queued"] == 1).await;
+    assert_eq!(upstream.in_flight(), 1);
+    hold.open();
+    assert_eq!(status_and_body(ide).await.0, 200);
+    assert_eq!(status_and_body(script).await.0, 200);
+    assert_eq!(upstream.max_in_flight(), 1);
+
+    // With quota-share serialisation off, the request over the cap is refused.
+    let response = gw
+        .mgmt(reqwest::Method::PATCH, "/api/resilience")
+        .json(&json!({"quotaShareConcurrencyLimit": {"enabled": false}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 200);
+    let hold = Hold::new();
+    upstream.set_default(ok_reply().held(&hold));
+    let ide = send(CLIENT_KEY);
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let (status, body) = status_and_body(send("sy-test-client-key-0002")).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"]["code"], "SEMAPHORE_QUEUE_FULL", "{body}");
+    hold.open();
+    assert_eq!(status_and_body(ide).await.0, 200);
+    assert_eq!(upstream.max_in_flight(), 1);
+}
+
+#[tokio::test]
+async fn a_full_connection_spills_over_to_a_free_one_instead_of_waiting() {
+    let hold = Hold::new();
+    let a = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let b = FakeUpstream::start(ok_reply()).await;
+    let mut config = client_key_toml();
+    for (id, url, priority, cap) in [("a", a.url(), 1, "max_concurrent = 1"), ("b", b.url(), 2, "")] {
+        config.push_str(&format!(
+            "\n[[connections]]\nid = \"{id}\"\nprovider = \"pa\"\napi_format = \"openai\"\napi_key = \"sk\"\n\
+             base_url = \"{url}\"\npriority = {priority}\n{cap}\n"
+        ));
+    }
+    let gw = TestGateway::start(&config).await;
+    let held = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(a.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    for _ in 0..3 {
+        let response = gw.post("/v1/chat/completions", &chat("pa/m")).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers().get("x-switchyard-connection").and_then(|v| v.to_str().ok()),
+            Some("b")
+        );
+    }
+    assert_eq!((a.calls(), b.calls()), (1, 3));
+    hold.open();
+    assert_eq!(status_and_body(held).await.0, 200);
+}
