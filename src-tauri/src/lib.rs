@@ -59,6 +59,7 @@ macro_rules! specta_builder {
                 monitoring_health,
                 monitoring_summary,
                 logs_list,
+                rate_limits_get,
                 resilience_get,
                 resilience_patch,
                 resilience_defaults,

@@ -1,6 +1,6 @@
 //! Health, request counts and the request log (REST: `/api/monitoring/*`, `/api/logs`).
 
-use switchyard_types::api::{HealthView, LogsQuery, RequestLogEntryView};
+use switchyard_types::api::{HealthView, LogsQuery, RateLimitsView, RequestLogEntryView};
 use switchyard_types::status::MonitoringSummaryView;
 use tauri::State;
 
@@ -34,4 +34,12 @@ pub async fn logs_list(
 ) -> IpcResult<Vec<RequestLogEntryView>> {
     let query = query.parse()?;
     call(host, |m| async move { m.logs(query).await }).await
+}
+
+/// Every connection's flow control, live: in flight, queued, its gates and the
+/// queue budgets in force (`GET /api/rate-limits`).
+#[tauri::command]
+#[specta::specta]
+pub async fn rate_limits_get(host: State<'_, GatewayHost>) -> IpcResult<RateLimitsView> {
+    call(host, |m| async move { Ok(m.rate_limits()) }).await
 }

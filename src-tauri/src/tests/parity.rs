@@ -184,6 +184,7 @@ fn cases() -> Vec<Case> {
         case("monitoring_summary", json!({}), M::GET, "/api/monitoring/summary", None),
         case("logs_list", json!({"query": {"limit": 5}}), M::GET, "/api/logs?limit=5", None),
         case("logs_list", json!({"query": {"limit": 0}}), M::GET, "/api/logs?limit=0", None),
+        case("rate_limits_get", json!({}), M::GET, "/api/rate-limits", None),
         case("resilience_get", json!({}), M::GET, "/api/resilience", None),
         case("resilience_defaults", json!({}), M::GET, "/api/resilience/defaults", None),
         case("resilience_ranges", json!({}), M::GET, "/api/resilience/ranges", None),

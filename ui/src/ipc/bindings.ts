@@ -59,6 +59,11 @@ export const commands = {
 	monitoringSummary: () => typedError<MonitoringSummaryView, IpcError>(__TAURI_INVOKE("monitoring_summary")),
 	/**  Recent upstream attempts, newest first (`GET /api/logs`). */
 	logsList: (query: LogsQuery) => typedError<RequestLogEntryView[], IpcError>(__TAURI_INVOKE("logs_list", { query })),
+	/**
+	 *  Every connection's flow control, live: in flight, queued, its gates and the
+	 *  queue budgets in force (`GET /api/rate-limits`).
+	 */
+	rateLimitsGet: () => typedError<RateLimitsView, IpcError>(__TAURI_INVOKE("rate_limits_get")),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -548,6 +553,31 @@ export type ConnectionCreateRequest = {
 	providerSpecific?: Value | null,
 };
 
+/**  A connection's flow control, live (`GET /api/rate-limits`). */
+export type ConnectionFlowView = {
+	/**  Connection id. */
+	connectionId: string,
+	/**  Provider id. */
+	provider: string,
+	/**  Display name. */
+	name: string,
+	/**  Requests in flight on this connection (capped or not). */
+	inFlight: number,
+	/**  Requests waiting in this connection's queue. */
+	queued: number,
+	/**
+	 *  The connection gate (the stricter of `maxConcurrent` and
+	 *  `rateLimitOverrides.maxConcurrent`), when there is one.
+	 */
+	gate: GateView | null,
+	/**  Per-model gates. */
+	models: ModelGateView[],
+	/**  The queue-wait budget in force for this connection, ms. */
+	maxWaitMs: number,
+	/**  The execution bound in force for this connection, ms. */
+	executionMaxWaitMs: number,
+};
+
 /**
  *  A partial change to a connection; absent fields keep their value, `null` clears
  *  a clearable one.
@@ -906,6 +936,16 @@ export type FieldRange = {
 	allowed: string[],
 };
 
+/**  One concurrency gate's live state. */
+export type GateView = {
+	/**  The cap. */
+	cap: number,
+	/**  Requests holding a slot. */
+	inFlight: number,
+	/**  Requests waiting for a slot. */
+	queued: number,
+};
+
 /**
  *  `GET /api/gateway`: what an agent needs to reach this gateway, and whether it
  *  routes.
@@ -1001,6 +1041,14 @@ export type LogsQuery = {
 	limit?: number | null,
 	/**  Only rows with an id below this (for paging). */
 	beforeId?: number | null,
+};
+
+/**  A per-model gate of a connection, live. */
+export type ModelGateView = {
+	/**  Upstream model id. */
+	model: string,
+	/**  The gate. */
+	gate: GateView,
 };
 
 /**  Partial [`ModelLockoutSettings`]. */
@@ -1194,6 +1242,12 @@ export type RateLimitOverrides = {
 	 *  overrides `requestQueue.executionMaxWaitMs`.
 	 */
 	executionMaxWaitMs?: number | null,
+};
+
+/**  `GET /api/rate-limits`: every connection's flow control, live. */
+export type RateLimitsView = {
+	/**  One entry per connection, in priority order. */
+	connections: ConnectionFlowView[],
 };
 
 /**  One upstream attempt in the request log. */
