@@ -22,7 +22,11 @@
 //! - `POST /__control/push` with `{"status":429,"headers":{"retry-after":"30"},"body":{..}}`
 //!   queues one reply (`headers` and `body` are optional; the body is sent as JSON);
 //! - `POST /__control/default` with the same shape replaces the default reply;
-//! - `GET /__control/calls` answers `{"calls": N}`, the requests received so far.
+//! - `"hold": true` in either shape holds each such reply until released:
+//!   `POST /__control/release` with `{"n": N}` lets the N longest-held through,
+//!   `{"all": true}` lets every held reply (and later ones) through;
+//! - `GET /__control/calls` answers `{"calls": N, "inFlight": M}`: the requests
+//!   received so far, and those not answered yet (held ones included).
 //!
 //! Bad control input gets `400 {"error": "..."}`. Both ports default to `0` (a free
 //! port). The process serves until it is killed, receives Ctrl-C, or its stdin
@@ -39,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http::StatusCode;
 use serde_json::{Value, json};
-use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
@@ -74,8 +78,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     Ok(options)
 }
 
-/// Reads a control body `{"status", "headers"?, "body"?}` into a reply.
-fn reply_from(spec: &Value) -> Result<Reply, String> {
+/// The fake and the valve its held replies wait on.
+struct Control {
+    fake: FakeUpstream,
+    hold: Hold,
+}
+
+/// Reads a control body `{"status", "headers"?, "body"?, "hold"?}` into a reply.
+fn reply_from(spec: &Value, hold: &Hold) -> Result<Reply, String> {
     let status = spec
         .get("status")
         .and_then(Value::as_u64)
@@ -98,40 +108,59 @@ fn reply_from(spec: &Value) -> Result<Reply, String> {
         }
         Some(_) => return Err("\"headers\" must be an object".into()),
     }
-    Ok(reply)
+    match spec.get("hold") {
+        None | Some(Value::Null | Value::Bool(false)) => Ok(reply),
+        Some(Value::Bool(true)) => Ok(reply.held(hold)),
+        Some(_) => Err("\"hold\" must be a boolean".into()),
+    }
 }
 
 fn bad_request(message: String) -> Response {
     (StatusCode::BAD_REQUEST, axum::Json(json!({"error": message}))).into_response()
 }
 
-fn parse_body(body: &[u8]) -> Result<Reply, String> {
+fn parse_body(body: &[u8], hold: &Hold) -> Result<Reply, String> {
     let spec: Value = serde_json::from_slice(body).map_err(|e| format!("body is not JSON: {e}"))?;
-    reply_from(&spec)
+    reply_from(&spec, hold)
 }
 
-async fn push(State(fake): State<Arc<FakeUpstream>>, body: axum::body::Bytes) -> Response {
-    match parse_body(&body) {
+async fn push(State(c): State<Arc<Control>>, body: axum::body::Bytes) -> Response {
+    match parse_body(&body, &c.hold) {
         Ok(reply) => {
-            fake.push(reply);
+            c.fake.push(reply);
             axum::Json(json!({"ok": true})).into_response()
         }
         Err(e) => bad_request(e),
     }
 }
 
-async fn set_default(State(fake): State<Arc<FakeUpstream>>, body: axum::body::Bytes) -> Response {
-    match parse_body(&body) {
+async fn set_default(State(c): State<Arc<Control>>, body: axum::body::Bytes) -> Response {
+    match parse_body(&body, &c.hold) {
         Ok(reply) => {
-            fake.set_default(reply);
+            c.fake.set_default(reply);
             axum::Json(json!({"ok": true})).into_response()
         }
         Err(e) => bad_request(e),
     }
 }
 
-async fn calls(State(fake): State<Arc<FakeUpstream>>) -> Response {
-    axum::Json(json!({"calls": fake.calls()})).into_response()
+async fn calls(State(c): State<Arc<Control>>) -> Response {
+    axum::Json(json!({"calls": c.fake.calls(), "inFlight": c.fake.in_flight()})).into_response()
+}
+
+async fn release(State(c): State<Arc<Control>>, body: axum::body::Bytes) -> Response {
+    let spec: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return bad_request(format!("body is not JSON: {e}")),
+    };
+    if spec.get("all") == Some(&Value::Bool(true)) {
+        c.hold.open();
+    } else if let Some(n) = spec.get("n").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok()) {
+        c.hold.release(n);
+    } else {
+        return bad_request("send {\"n\": N} or {\"all\": true}".into());
+    }
+    axum::Json(json!({"ok": true})).into_response()
 }
 
 /// Resolves when stdin reaches end of file (or fails); never when not watching.
@@ -154,7 +183,8 @@ async fn run(options: Options) -> Result<(), String> {
     let fake = FakeUpstream::bind(options.port, default)
         .await
         .map_err(|e| format!("cannot bind 127.0.0.1:{}: {e}", options.port))?;
-    let fake = Arc::new(fake);
+    let url = fake.url();
+    let state = Arc::new(Control { fake, hold: Hold::new() });
     let control = TcpListener::bind(("127.0.0.1", options.control_port))
         .await
         .map_err(|e| format!("cannot bind control 127.0.0.1:{}: {e}", options.control_port))?;
@@ -163,10 +193,11 @@ async fn run(options: Options) -> Result<(), String> {
         .route("/__control/push", post(push))
         .route("/__control/default", post(set_default))
         .route("/__control/calls", get(calls))
-        .with_state(fake.clone());
+        .route("/__control/release", post(release))
+        .with_state(state);
 
     let mut out = std::io::stdout().lock();
-    writeln!(out, "listening on {}", fake.url())
+    writeln!(out, "listening on {url}")
         .and_then(|()| writeln!(out, "control on http://{control_addr}"))
         .and_then(|()| out.flush())
         .map_err(|e| format!("stdout: {e}"))?;
