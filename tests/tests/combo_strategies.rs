@@ -197,3 +197,113 @@ async fn combos_nest_and_cycles_or_referenced_deletes_are_refused() {
     let body: Value = response.json().await.unwrap_or_default();
     assert_eq!(body["error"]["issues"][0]["path"], "/targets/0/weight", "{body}");
 }
+
+mod cooldown_wait {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use switchyard_gateway::clock::ManualClock;
+    use switchyard_testkit::{FakeUpstream, Reply, wire};
+    use switchyard_tests::{TestGateway, client_key_toml};
+    use switchyard_types::UnixMillis;
+
+    use super::{chat, ok_reply};
+
+    /// One connection `a` behind combo `c` on a manual clock; `tail` appended.
+    async fn start(fake: &FakeUpstream, tail: &str) -> (TestGateway, Arc<ManualClock>) {
+        let config = format!(
+            "{}\n[[connections]]\nid = \"a\"\nprovider = \"pa\"\napi_format = \"openai\"\napi_key = \"sk-a\"\n\
+             base_url = \"{}\"\n\n[[combos]]\nname = \"c\"\ntargets = [\"pa/m\"]\n{tail}",
+            client_key_toml(),
+            fake.url()
+        );
+        let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+        let c = clock.clone();
+        (TestGateway::start_with(&config, move |cfg| cfg.clock = c).await, clock)
+    }
+
+    /// The gateway's cooldown wait as armed on the manual clock (a timer between
+    /// 1 and 10 s ahead), polled in real time.
+    async fn armed_wait(clock: &ManualClock) -> Duration {
+        for _ in 0..500 {
+            if let Some(d) = clock
+                .pending_in()
+                .into_iter()
+                .find(|d| (Duration::from_secs(1)..=Duration::from_secs(10)).contains(d))
+            {
+                return d;
+            }
+            // Polling for the gateway's task to reach its wait.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the gateway never waited: {:?}", clock.pending_in());
+    }
+
+    #[tokio::test]
+    async fn a_brief_rate_limit_is_waited_out_and_the_request_succeeds() {
+        let fake = FakeUpstream::start(ok_reply()).await;
+        fake.push(
+            Reply::json(429, wire::openai_error("rate_limit_exceeded", "slow down"))
+                .with_header("retry-after", "2"),
+        );
+        let (gw, clock) = start(&fake, "").await;
+        let request = gw.post_in_background("/v1/chat/completions", &chat("c"));
+        let wait = armed_wait(&clock).await;
+        assert!(wait <= Duration::from_secs(3), "waits for the cooldown, {wait:?}");
+        assert_eq!(fake.calls(), 1);
+        clock.advance(wait);
+        let response = request.await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), 200);
+        assert_eq!(fake.calls(), 2, "re-dispatched once the cooldown lapsed");
+    }
+
+    #[tokio::test]
+    async fn exhausted_quota_is_not_waited_for_and_a_disabled_wait_answers_at_once() {
+        let fake = FakeUpstream::start(Reply::json(
+            429,
+            json!({"error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "You exceeded your current quota"}}),
+        ))
+        .await;
+        let (gw, _clock) = start(&fake, "").await;
+        let response = gw.post("/v1/chat/completions", &chat("c")).await;
+        assert_eq!(response.status(), 429);
+        assert_eq!(fake.calls(), 1, "no wait, no second dispatch");
+        let body: Value = response.json().await.unwrap_or_default();
+        assert_ne!(body["error"]["code"], "combo_rate_limited", "{body}");
+
+        let fake = FakeUpstream::start(ok_reply()).await;
+        fake.push(
+            Reply::json(429, wire::openai_error("rate_limit_exceeded", "slow down"))
+                .with_header("retry-after", "2"),
+        );
+        let (gw, _clock) = start(&fake, "[resilience.comboCooldownWait]\nenabled = false\n").await;
+        let response = gw.post("/v1/chat/completions", &chat("c")).await;
+        assert_eq!(response.status(), 429, "the 429 stands when the wait is off");
+        assert_eq!(fake.calls(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_cooldown_longer_than_max_wait_is_refused_with_its_retry_time() {
+        let fake = FakeUpstream::start(ok_reply()).await;
+        fake.push(
+            Reply::json(429, wire::openai_error("rate_limit_exceeded", "slow down"))
+                .with_header("retry-after", "30"),
+        );
+        let (gw, _clock) = start(&fake, "[resilience.comboCooldownWait]\nmaxWaitMs = 5000\n").await;
+        let response = gw.post("/v1/chat/completions", &chat("c")).await;
+        assert_eq!(response.status(), 429);
+        assert_eq!(
+            response.headers().get("x-switchyard-error").and_then(|v| v.to_str().ok()),
+            Some("combo_rate_limited")
+        );
+        let retry: u64 = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        assert!((25..=31).contains(&retry), "retry-after {retry}");
+        assert_eq!(fake.calls(), 1);
+    }
+}

@@ -10,6 +10,8 @@
 use switchyard_types::UnixMillis;
 use switchyard_types::resilience::{ExcludedTargetView, ExclusionReason};
 
+use switchyard_types::resilience::ErrorReason;
+
 use crate::cooldown::TerminalKind;
 use crate::outcome::Candidate;
 
@@ -26,6 +28,10 @@ pub struct Blocks {
     pub connection: Option<UnixMillis>,
     /// A model lockout covers the model until.
     pub lockout: Option<UnixMillis>,
+    /// What cooled the connection (its last error's reason).
+    pub connection_cause: Option<ErrorReason>,
+    /// What locked the model.
+    pub lockout_cause: Option<ErrorReason>,
 }
 
 /// Why and until when a target is out.
@@ -39,6 +45,9 @@ pub struct Exclusion {
     pub until: Option<UnixMillis>,
     /// The terminal state, for [`ExclusionReason::Unavailable`].
     pub terminal: Option<TerminalKind>,
+    /// The error reason behind a connection cooldown or model lockout, when known
+    /// (the combo cooldown wait only waits out rate limits).
+    pub cause: Option<ErrorReason>,
 }
 
 /// The binding exclusion of a target, or `None` when it is eligible. A terminal state
@@ -50,6 +59,7 @@ pub fn judge(index: usize, b: &Blocks) -> Option<Exclusion> {
             reason: ExclusionReason::Unavailable,
             until: None,
             terminal: Some(kind),
+            cause: None,
         });
     }
     let timers = [
@@ -65,7 +75,17 @@ pub fn judge(index: usize, b: &Blocks) -> Option<Exclusion> {
             Some((_, b)) if b >= until => best,
             _ => Some((reason, until)),
         })
-        .map(|(reason, until)| Exclusion { index, reason, until: Some(until), terminal: None })
+        .map(|(reason, until)| Exclusion {
+            index,
+            reason,
+            until: Some(until),
+            terminal: None,
+            cause: match reason {
+                ExclusionReason::ConnectionCooldown => b.connection_cause,
+                ExclusionReason::ModelLockout => b.lockout_cause,
+                _ => None,
+            },
+        })
 }
 
 /// What the request should do.
@@ -180,12 +200,14 @@ mod tests {
                     reason: ExclusionReason::CircuitOpen,
                     until: Some(NOW.plus_millis(6_500)),
                     terminal: None,
+                    cause: None,
                 },
                 Exclusion {
                     index: 1,
                     reason: ExclusionReason::ConnectionCooldown,
                     until: Some(NOW.plus_millis(42_000)),
                     terminal: None,
+                    cause: None,
                 },
             ],
         };
@@ -203,6 +225,7 @@ mod tests {
                 reason: ExclusionReason::Unavailable,
                 until: None,
                 terminal: Some(TerminalKind::Expired),
+                cause: None,
             }],
         };
         assert_eq!(terminal.decision(NOW), Decision::NoExecutableTargets);

@@ -112,11 +112,15 @@ pub enum ErrorCode {
     /// request is refused instead of queued.
     #[serde(rename = "SEMAPHORE_QUEUE_FULL")]
     SemaphoreQueueFull,
+    /// Every target of a combo is only briefly rate limited, but for longer than
+    /// `comboCooldownWait` lets the request wait; retry after `Retry-After`.
+    #[serde(rename = "combo_rate_limited")]
+    ComboRateLimited,
 }
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 32] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -149,6 +153,7 @@ impl ErrorCode {
         ErrorCode::RateLimitExecutionTimeout,
         ErrorCode::SemaphoreTimeout,
         ErrorCode::SemaphoreQueueFull,
+        ErrorCode::ComboRateLimited,
     ];
 
     /// The HTTP status this code is always answered with.
@@ -172,7 +177,8 @@ impl ErrorCode {
             ErrorCode::AllAttemptsRateLimited
             | ErrorCode::RateLimitQueueFull
             | ErrorCode::SemaphoreQueueFull
-            | ErrorCode::SemaphoreTimeout => 429,
+            | ErrorCode::SemaphoreTimeout
+            | ErrorCode::ComboRateLimited => 429,
             ErrorCode::InternalError => 500,
             ErrorCode::AllAttemptsFailed | ErrorCode::UpstreamStreamInterrupted => 502,
             ErrorCode::AllTargetsCoolingDown
@@ -219,6 +225,7 @@ impl ErrorCode {
             ErrorCode::RateLimitExecutionTimeout => "RATE_LIMIT_EXECUTION_TIMEOUT",
             ErrorCode::SemaphoreTimeout => "SEMAPHORE_TIMEOUT",
             ErrorCode::SemaphoreQueueFull => "SEMAPHORE_QUEUE_FULL",
+            ErrorCode::ComboRateLimited => "combo_rate_limited",
         }
     }
 
@@ -300,6 +307,7 @@ mod tests {
                 "504 RATE_LIMIT_EXECUTION_TIMEOUT",
                 "429 SEMAPHORE_TIMEOUT",
                 "429 SEMAPHORE_QUEUE_FULL",
+                "429 combo_rate_limited",
             ]
         );
     }

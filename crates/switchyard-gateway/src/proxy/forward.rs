@@ -11,16 +11,17 @@ use http::HeaderMap;
 use switchyard_resilience::claude_wall::WaitWindow;
 use switchyard_resilience::flow::FlowPermit;
 use switchyard_resilience::{Decision, Target};
-use switchyard_types::{ClientFormat, ErrorCode};
+use switchyard_types::{ClientFormat, ErrorCode, UnixMillis};
 use tracing::Instrument;
 
 use super::attempt::{self, AttemptResult};
 use super::body::ClientBody;
+use super::combo_wait::{self, ComboWait, WaitCall};
 use super::failure::{Failure, all_failed, excluded_error};
 use super::flow;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
-use crate::errors::ErrorFormat;
+use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::{CandidatePlan, UpstreamEndpoint};
 use crate::state::{AppState, GatewayState};
 
@@ -72,7 +73,71 @@ pub async fn forward(state: AppState, req: ForwardRequest) -> Response {
     keepalive::respond(work, waits, clock, format, &request_id).await
 }
 
+/// What one pass over the candidates came to.
+enum Pass {
+    /// The answer for the client.
+    Done(Response),
+    /// Every target is out, or every attempt was refused, only for transient
+    /// reasons: a combo may wait (until the given instant, or at once) and pass again.
+    Transient {
+        /// The answer if it does not.
+        error: GatewayError,
+        /// The earliest target comes back then; `None`: nothing is cooling.
+        until: Option<UnixMillis>,
+    },
+}
+
 async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
+    let format = ErrorFormat::Client(req.format);
+    let settings = state.resilience.settings();
+    let mut combo_wait = ComboWait::for_request(&settings.combo_cooldown_wait, req.plan.combo.is_some());
+    drop(settings);
+    // The usage wall's wait budget spans all of this request's retries.
+    let mut wall_wait = WaitWindow::default();
+    loop {
+        let (error, until) = match pass(state, req, &mut wall_wait).await {
+            Pass::Done(response) => return response,
+            Pass::Transient { error, until } => (error, until),
+        };
+        let Some(waiting) = combo_wait.as_mut() else { return error.render(format) };
+        let now = state.clock.now_wall();
+        match until {
+            Some(until) => match waiting.call(now, until) {
+                WaitCall::Wait(delay) => {
+                    tracing::info!(
+                        event = "combo.cooldown_wait",
+                        request_id = %req.request_id,
+                        wait_ms = delay.as_millis() as u64,
+                    );
+                    let _waiting = req.waits.enter();
+                    state.sleeper.sleep(delay).await;
+                }
+                WaitCall::Refuse => return combo_refusal(req, now, until).render(format),
+            },
+            None if waiting.retry_now() => {}
+            None => return error.render(format),
+        }
+    }
+}
+
+/// `429 combo_rate_limited`: the combo's targets are only briefly rate limited,
+/// but for longer than `comboCooldownWait` lets a request wait.
+fn combo_refusal(req: &ForwardRequest, now: UnixMillis, until: UnixMillis) -> GatewayError {
+    let secs = switchyard_resilience::candidates::retry_after_secs(now, until);
+    GatewayError::new(
+        ErrorCode::ComboRateLimited,
+        format!(
+            "every target of combo '{}' is rate limited for {secs} s more, longer than comboCooldownWait \
+             allows this request to wait; retry after {secs} s",
+            req.body.model()
+        ),
+    )
+    .with_retry_after(Some(u64::from(secs)))
+}
+
+/// Filters the candidates, then tries the eligible ones in strategy order, taking
+/// free slots first and waiting for one only when every candidate is full.
+async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWindow) -> Pass {
     let engine = &state.resilience.engine;
     let targets: Vec<Target<'_>> = req
         .plan
@@ -82,22 +147,24 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
         .collect();
     let selection = engine.filter(&targets);
     let started = engine.now();
-    let format = ErrorFormat::Client(req.format);
     match selection.decision(started) {
         Decision::Proceed => {}
         Decision::AllCoolingDown { retry_after_secs, .. } => {
             let excluded = selection.excluded_views(&targets, started);
-            return excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, Some(retry_after_secs))
-                .render(format);
+            let error =
+                excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, Some(retry_after_secs));
+            return match combo_wait::transient_until(&selection) {
+                Some(until) => Pass::Transient { error, until: Some(until) },
+                None => Pass::Done(error.render(ErrorFormat::Client(req.format))),
+            };
         }
         Decision::NoExecutableTargets => {
             let excluded = selection.excluded_views(&targets, started);
-            return excluded_error(req, ErrorCode::NoExecutableTargets, &excluded, None).render(format);
+            let error = excluded_error(req, ErrorCode::NoExecutableTargets, &excluded, None);
+            return Pass::Done(error.render(ErrorFormat::Client(req.format)));
         }
     }
     let mut failures: Vec<Failure> = Vec::new();
-    // The usage wall's wait budget spans all of this request's retries.
-    let mut wait = WaitWindow::default();
     let mut pending: VecDeque<usize> = flow::order(state, req, &selection.eligible).into();
     loop {
         // Every candidate with room, in order; the full ones are kept for a wait.
@@ -105,8 +172,8 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
         while let Some(index) = pending.pop_front() {
             let Some(candidate) = req.plan.candidates.get(index) else { continue };
             match candidate.connection.flow.try_enter(&candidate.model) {
-                Ok(slot) => match dispatch(state, req, &targets, index, slot, started, &mut wait).await {
-                    Some(AttemptResult::Committed(response)) => return response,
+                Ok(slot) => match dispatch(state, req, &targets, index, slot, started, wall_wait).await {
+                    Some(AttemptResult::Committed(response)) => return Pass::Done(response),
                     Some(AttemptResult::Failed(failure)) => failures.push(failure),
                     None => {}
                 },
@@ -118,10 +185,10 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
         }
         let (index, slot) = match flow::wait_for_slot(state, req, &saturated).await {
             Ok(granted) => granted,
-            Err(error) => return error.render(format),
+            Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
-        match dispatch(state, req, &targets, index, slot, started, &mut wait).await {
-            Some(AttemptResult::Committed(response)) => return response,
+        match dispatch(state, req, &targets, index, slot, started, wall_wait).await {
+            Some(AttemptResult::Committed(response)) => return Pass::Done(response),
             Some(AttemptResult::Failed(failure)) => failures.push(failure),
             None => {}
         }
@@ -136,10 +203,20 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
             Decision::AllCoolingDown { retry_after_secs, .. } => Some(retry_after_secs),
             _ => None,
         };
-        return excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, retry.or(Some(1)))
-            .render(format);
+        let error = excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, retry.or(Some(1)));
+        return match combo_wait::transient_until(&selection) {
+            Some(until) => Pass::Transient { error, until: Some(until) },
+            None => Pass::Done(error.render(ErrorFormat::Client(req.format))),
+        };
     }
-    all_failed(req, &failures).render(format)
+    let error = all_failed(req, &failures);
+    if failures.iter().all(|f| combo_wait::is_transient(f.reason)) {
+        // The refusals cooled their connections (or not, for a refusal that does
+        // not cool): the next pass finds out how long to wait.
+        let until = combo_wait::transient_until(&engine.filter(&targets));
+        return Pass::Transient { error, until };
+    }
+    Pass::Done(error.render(ErrorFormat::Client(req.format)))
 }
 
 /// Runs one attempt on `index` holding its flow `slot`. The engine re-checks the
@@ -153,7 +230,7 @@ async fn dispatch(
     targets: &[Target<'_>],
     index: usize,
     slot: FlowPermit,
-    started: switchyard_types::UnixMillis,
+    started: UnixMillis,
     wait: &mut WaitWindow,
 ) -> Option<AttemptResult> {
     let (candidate, target) = (req.plan.candidates.get(index)?, targets.get(index)?);

@@ -7,12 +7,14 @@
 //! credentials → dispatch → judge → commit) → `relay` (the committed body, with the
 //! stall watchdog and the deadline) over `sse` (framing and progress); `guard` owns
 //! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
-//! builds the client's error when nothing could be relayed; `keepalive` keeps a
+//! builds the client's error when nothing could be relayed; `combo_wait` waits out a
+//! combo's brief rate limits (`comboCooldownWait`); `keepalive` keeps a
 //! streaming client's connection alive while the gateway itself waits.
 
 mod attempt;
 mod body;
 mod claude_wall;
+mod combo_wait;
 mod failure;
 mod flow;
 mod forward;

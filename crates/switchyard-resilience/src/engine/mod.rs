@@ -344,7 +344,13 @@ impl Engine {
 }
 
 fn circuit_open(until: UnixMillis) -> Exclusion {
-    Exclusion { index: 0, reason: ExclusionReason::CircuitOpen, until: Some(until), terminal: None }
+    Exclusion {
+        index: 0,
+        reason: ExclusionReason::CircuitOpen,
+        until: Some(until),
+        terminal: None,
+        cause: None,
+    }
 }
 
 fn provider_blocks(entry: Option<&ProviderEntry>, now: UnixMillis, policies: &Policies) -> Blocks {
@@ -366,7 +372,10 @@ fn connection_blocks(
 ) {
     match e.health.availability(now) {
         Availability::Available => {}
-        Availability::CoolingUntil(until) => blocks.connection = Some(until),
+        Availability::CoolingUntil(until) => {
+            blocks.connection = Some(until);
+            blocks.connection_cause = e.health.last_error.as_ref().map(|l| l.reason);
+        }
         Availability::Terminal(kind) => blocks.terminal = Some(kind),
     }
     if policies.window(e.config.category).enabled
@@ -376,7 +385,10 @@ fn connection_blocks(
     }
     if !e.lockouts.entries.is_empty() {
         let family = e.config.family_of(&policies.families, model);
-        blocks.lockout = e.lockouts.blocked_until(model, family, now).map(|(_, entry)| entry.until);
+        if let Some((_, entry)) = e.lockouts.blocked_until(model, family, now) {
+            blocks.lockout = Some(entry.until);
+            blocks.lockout_cause = Some(entry.reason);
+        }
     }
 }
 
