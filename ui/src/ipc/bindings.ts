@@ -864,7 +864,12 @@ export type ErrorCode =
  *  Every candidate's gate is full and quota-share serialisation is off, so the
  *  request is refused instead of queued.
  */
-"SEMAPHORE_QUEUE_FULL";
+"SEMAPHORE_QUEUE_FULL" | 
+/**
+ *  Every target of a combo is only briefly rate limited, but for longer than
+ *  `comboCooldownWait` lets the request wait; retry after `Retry-After`.
+ */
+"combo_rate_limited";
 
 /**  Why an upstream attempt failed, as the classifier decided (SPEC 4.8). */
 export type ErrorReason = 
