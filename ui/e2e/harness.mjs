@@ -5,7 +5,8 @@
 // Prerequisites: `cargo build -p switchyard-gateway -p switchyard-testkit --bins`
 // and `npm run ui:build`. Binaries: $SWITCHYARD_BIN / $FAKE_UPSTREAM_BIN, else
 // `${CARGO_TARGET_DIR || "target"}/debug/{switchyard,fake-upstream}`; the browser:
-// $CHROMIUM_BIN, else /usr/bin/chromium.
+// $CHROMIUM_BIN, else /usr/bin/chromium. Screenshots: $E2E_SCREENSHOT_DIR, else
+// docs/screenshots/.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -27,7 +28,7 @@ export const FAKE_UPSTREAM_BIN = resolve(
 );
 export const CHROMIUM_BIN = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
 export const UI_DIR = join(REPO_ROOT, "ui", "dist");
-export const SCREENSHOT_DIR = join(REPO_ROOT, "docs", "screenshots");
+export const SCREENSHOT_DIR = resolve(REPO_ROOT, process.env.E2E_SCREENSHOT_DIR || join("docs", "screenshots"));
 
 /** Fails early, naming the missing build step. */
 export function checkPrerequisites() {
@@ -159,6 +160,10 @@ export async function startFakeUpstream() {
     setDefault: (reply) => control("/__control/default", reply),
     /** Requests the fake has received. */
     calls: async () => (await control("/__control/calls")).calls,
+    /** Requests received and not answered yet (held ones included). */
+    inFlight: async () => (await control("/__control/calls")).inFlight,
+    /** Lets held replies through: `{n: N}` the N longest-held, `{all: true}` every one, now and later. */
+    release: (body) => control("/__control/release", body),
     stop: () => child.stop(),
   };
 }
@@ -199,11 +204,14 @@ enabled = true
 `;
 }
 
-/** Starts `switchyard serve` on a free port with a temp data dir; waits until it answers. */
-export async function startGateway(upstreamUrl, { uiDir = UI_DIR } = {}) {
+/**
+ * Starts `switchyard serve` on a free port with a temp data dir; waits until it
+ * answers. `config` replaces the default TOML config (`gatewayConfig(upstreamUrl)`).
+ */
+export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-e2e-"));
   const configPath = join(dir, "switchyard.toml");
-  writeFileSync(configPath, gatewayConfig(upstreamUrl));
+  writeFileSync(configPath, config ?? gatewayConfig(upstreamUrl));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env = { ...process.env, SWITCHYARD_LOG: process.env.SWITCHYARD_LOG || "info" };
@@ -267,6 +275,22 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR } = {}) {
       });
       return { status: res.status, body: await res.json().catch(() => null) };
     },
+    /**
+     * A client request to /v1/chat/completions; resolves with `{status, body,
+     * connection}` (the connection that answered, from `x-switchyard-connection`).
+     */
+    async chat(model, content = "hi") {
+      const res = await fetch(`${baseUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content }] }),
+      });
+      return {
+        status: res.status,
+        connection: res.headers.get("x-switchyard-connection"),
+        body: await res.json().catch(() => null),
+      };
+    },
     async stop() {
       await child.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -313,4 +337,28 @@ export async function launchBrowser() {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Records `page`'s errors, console errors and failed HTTP calls in `problems`. */
+export function watchProblems(page, problems) {
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    // Failed loads are recorded with their URL below.
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`${r.request().method()} ${new URL(r.url()).pathname} → ${r.status()}`);
+  });
+}
+
+/** Opens a page of the UI through the hash router and waits for its heading. */
+export async function openRoute(page, baseUrl, route, heading) {
+  await page.goto(`${baseUrl}/ui/#/${route}`);
+  const h1 = page.getByRole("heading", { level: 1, name: heading });
+  await h1.waitFor();
+  // A hash change keeps the document, and with it the previous page's scroll.
+  await h1.evaluate((el) => {
+    for (let n = el; n; n = n.parentElement) n.scrollTop = 0;
+    window.scrollTo(0, 0);
+  });
 }

@@ -11,6 +11,7 @@ describe("router", () => {
   it("maps hashes to pages, defaulting to the overview", () => {
     expect(routeFromHash("#/cooldowns")).toBe("cooldowns");
     expect(routeFromHash("#/model-lockout")).toBe("model-lockout");
+    expect(routeFromHash("#/combos")).toBe("combos");
     expect(routeFromHash("")).toBe("overview");
     expect(routeFromHash("#/nope")).toBe("overview");
   });
@@ -25,6 +26,7 @@ describe("App", () => {
     expect(screen.getByRole("link", { name: "Overview" })).toHaveAttribute("aria-current", "page");
     for (const [link, heading] of [
       ["Connections", "Connections"],
+      ["Combos", "Combos"],
       ["Resilience", "Resilience"],
       ["Model Lockout", "Model Lockout"],
       ["Cooldown Manager", "Cooldown Manager"],

@@ -5,6 +5,7 @@ import { useEffect, useRef } from "react";
 import { useApi, useLiveMode } from "./api/ApiProvider";
 import { queryKeys } from "./api/queryKeys";
 import { useGatewayQuery } from "./api/sharedQueries";
+import { CombosPage } from "./features/combos/CombosPage";
 import { ConnectionsPage } from "./features/connections/ConnectionsPage";
 import { CooldownsPage } from "./features/cooldowns/CooldownsPage";
 import { ModelLockoutPage } from "./features/model-lockout/ModelLockoutPage";
@@ -18,6 +19,7 @@ import { applyTheme, useStoredTheme, type Theme } from "./theme";
 const PAGES: Record<RouteId, () => React.JSX.Element> = {
   overview: OverviewPage,
   connections: ConnectionsPage,
+  combos: CombosPage,
   resilience: ResiliencePage,
   "model-lockout": ModelLockoutPage,
   cooldowns: CooldownsPage,

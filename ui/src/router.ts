@@ -5,6 +5,7 @@ import { useSyncExternalStore } from "react";
 export const ROUTES = [
   { id: "overview", label: "Overview" },
   { id: "connections", label: "Connections" },
+  { id: "combos", label: "Combos" },
   { id: "resilience", label: "Resilience" },
   { id: "model-lockout", label: "Model Lockout" },
   { id: "cooldowns", label: "Cooldown Manager" },

@@ -47,6 +47,7 @@ describe("httpApi", () => {
     await api.resilienceRanges();
     await api.modelLockoutPatch({ enabled: true } as never, 9);
     await api.gatewaySetPaused({ paused: true });
+    await api.rateLimitsGet();
     expect(seen.map((s) => `${s.method} ${s.url.replace("http://gw", "")}`)).toEqual([
       "PATCH /api/providers/a%2Fb",
       "POST /api/providers/c1/test",
@@ -59,6 +60,7 @@ describe("httpApi", () => {
       "GET /api/resilience/ranges",
       "PATCH /api/resilience/model-lockout",
       "POST /api/gateway/pause",
+      "GET /api/rate-limits",
     ]);
     expect(seen[5].body).toEqual({ provider: "glm", connection: "c1", model: "glm-5" });
     expect(seen[5].headers["Content-Type"]).toBe("application/json");

@@ -93,6 +93,7 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
       const qs = params.toString();
       return request("GET", `/api/logs${qs ? `?${qs}` : ""}`);
     },
+    rateLimitsGet: () => request("GET", "/api/rate-limits"),
     resilienceGet: () => request("GET", "/api/resilience"),
     resiliencePatch: (patch, v) => request("PATCH", "/api/resilience", stripNulls(patch), v),
     resilienceDefaults: () => request("GET", "/api/resilience/defaults"),

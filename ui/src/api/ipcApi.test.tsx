@@ -23,6 +23,8 @@ describe("ipcApi", () => {
     });
     await api.cooldownsList("glm");
     expect(callsOf(calls, "cooldowns_list")[0].args).toEqual({ provider: "glm" });
+    await api.rateLimitsGet();
+    expect(callsOf(calls, "rate_limits_get")).toHaveLength(1);
   });
 
   it("rejects with ApiError carrying the IpcError document", async () => {
@@ -92,7 +94,7 @@ describe("ipcApi", () => {
 
   it("turns a bare string rejection (unknown command) into an ApiError", async () => {
     mockCommands({});
-    await expect(createIpcApi().combosList()).rejects.toMatchObject({ code: "ipc_error" });
+    await expect(createIpcApi().aliasesList()).rejects.toMatchObject({ code: "ipc_error" });
   });
 });
 

@@ -50,6 +50,7 @@ export function createIpcApi(): Api {
     monitoringHealth: () => unwrap(commands.monitoringHealth()),
     monitoringSummary: () => unwrap(commands.monitoringSummary()),
     logsList: (query) => unwrap(commands.logsList(query)),
+    rateLimitsGet: () => unwrap(commands.rateLimitsGet()),
     resilienceGet: () => unwrap(commands.resilienceGet()),
     resiliencePatch: (patch, v) => unwrap(commands.resiliencePatch(patch, expected(v))),
     resilienceDefaults: () => unwrap(commands.resilienceDefaults()),

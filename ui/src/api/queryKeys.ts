@@ -5,6 +5,8 @@ import type { EventName } from "./types";
 
 export const queryKeys = {
   connections: ["connections"] as const,
+  combos: ["combos"] as const,
+  rateLimits: ["rateLimits"] as const,
   keys: ["keys"] as const,
   health: ["health"] as const,
   summary: ["summary"] as const,
@@ -27,7 +29,8 @@ export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
   cooldownsChanged: [queryKeys.cooldownsAll, queryKeys.connections],
   lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll],
   lanesChanged: [queryKeys.connections, queryKeys.health],
-  connectionsChanged: [queryKeys.connections, queryKeys.cooldownsAll],
-  settingsChanged: [queryKeys.resilience, queryKeys.modelLockout],
+  // Every routing rebuild (connections, combos, aliases) is announced as this one.
+  connectionsChanged: [queryKeys.connections, queryKeys.cooldownsAll, queryKeys.combos, queryKeys.rateLimits],
+  settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits],
   routingChanged: [queryKeys.gateway, queryKeys.desktopStatus],
 };

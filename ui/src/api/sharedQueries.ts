@@ -10,6 +10,30 @@ export function useConnectionsQuery() {
   return useQuery({ queryKey: queryKeys.connections, queryFn: () => api.connectionsList() });
 }
 
+/**
+ * How often live flow state (in flight, queued) is refetched while a page shows it.
+ * Gates change with every request, so no change event announces them; TanStack
+ * Query pauses the interval while the window is hidden.
+ */
+export const LIVE_FLOW_POLL_MS = 2_000;
+
+/** Every connection's flow control, live (polled while a page shows it). */
+export function useRateLimitsQuery() {
+  const api = useApi();
+  return useQuery({
+    queryKey: queryKeys.rateLimits,
+    queryFn: () => api.rateLimitsGet(),
+    refetchInterval: LIVE_FLOW_POLL_MS,
+    staleTime: 0,
+  });
+}
+
+/** Every combo, each with its version. */
+export function useCombosQuery() {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.combos, queryFn: () => api.combosList() });
+}
+
 /** Every connection's cooldown state (the unfiltered list). */
 export function useCooldownsQuery() {
   const api = useApi();

@@ -28,6 +28,7 @@ import type {
   ModelLockoutView,
   MonitoringSummaryView,
   ProviderBreakerView,
+  RateLimitsView,
   RequestLogEntryView,
   ResilienceSettings,
   ResilienceSettingsPatch,
@@ -89,6 +90,9 @@ export interface Api {
   monitoringHealth(): Promise<HealthView>;
   monitoringSummary(): Promise<MonitoringSummaryView>;
   logsList(query: LogsQuery): Promise<RequestLogEntryView[]>;
+
+  /** Every connection's flow control, live: in flight, queued, gates, budgets in force. */
+  rateLimitsGet(): Promise<RateLimitsView>;
 
   resilienceGet(): Promise<Versioned<ResilienceSettings>>;
   resiliencePatch(patch: ResilienceSettingsPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ResilienceSettings>>;

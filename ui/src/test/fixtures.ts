@@ -1,6 +1,8 @@
 // Test documents shaped like the gateway's answers.
 import type {
   ApiKeyView,
+  ComboView,
+  ConnectionFlowView,
   ConnectionCooldownView,
   ConnectionView,
   DesktopPrefs,
@@ -49,6 +51,29 @@ export const connection = (over: Partial<ConnectionView> = {}): ConnectionView =
   updatedAt: NOW - 3_600_000,
   claudeWall: null,
   version: 1,
+  ...over,
+});
+
+/** A combo as `combos_list` answers it (with its version). */
+export const combo = (over: Partial<Versioned<ComboView>> = {}): Versioned<ComboView> => ({
+  name: "coding",
+  strategy: "priority",
+  targets: [{ model: "glm/glm-5", connection: null }],
+  version: 1,
+  ...over,
+});
+
+/** One connection's live flow state as `rate_limits_get` lists it. */
+export const flow = (over: Partial<ConnectionFlowView> = {}): ConnectionFlowView => ({
+  connectionId: "glm-main",
+  provider: "glm",
+  name: "GLM main",
+  inFlight: 0,
+  queued: 0,
+  gate: null,
+  models: [],
+  maxWaitMs: 30_000,
+  executionMaxWaitMs: 600_000,
   ...over,
 });
 

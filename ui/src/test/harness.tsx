@@ -4,7 +4,7 @@ import { QueryClient } from "@tanstack/react-query";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { render } from "@testing-library/react";
 import type { ReactElement } from "react";
-import type { ConnectionView, ResilienceSettings, Versioned } from "../ipc/bindings";
+import type { ComboView, ConnectionView, ResilienceSettings, Versioned } from "../ipc/bindings";
 import { ApiProvider } from "../api/ApiProvider";
 import { createIpcApi } from "../api/ipcApi";
 import * as f from "./fixtures";
@@ -33,6 +33,8 @@ export function defaultHandlers(): Handlers {
     desktop_prefs_get: () => f.desktopPrefs(),
     desktop_status: () => ({ running: true, listen: "127.0.0.1:7821", error: null }),
     connections_list: () => [],
+    combos_list: () => [],
+    rate_limits_get: () => ({ connections: [] }),
     cooldowns_list: () => [],
     lockouts_list: () => [],
     breakers_list: () => [],
@@ -184,6 +186,57 @@ export function versionedConnections(initial: ConnectionView[]) {
     /** Another client's accepted change of one connection. */
     changeElsewhere(id: string, change: Partial<ConnectionView>) {
       write(id, (c) => ({ ...c, ...change }));
+    },
+  };
+}
+
+/**
+ * Combos that check versions like the gateway (list, put, delete; a new combo is at
+ * version 0; a delete of a combo another one targets is a 409 `conflict`);
+ * `changeElsewhere` is another client's write.
+ */
+export function versionedCombos(initial: Versioned<ComboView>[]) {
+  let list = structuredClone(initial);
+  const find = (name: unknown) => list.find((c) => c.name === name);
+  const handlers: Handlers = {
+    combos_list: () => structuredClone(list),
+    combos_put: (a) => {
+      const combo = a.combo as ComboView;
+      const current = find(combo.name);
+      const version = current?.version ?? 0;
+      if (a.expectedVersion != null && a.expectedVersion !== version) {
+        return stale(`combo '${combo.name}'`, a.expectedVersion, version);
+      }
+      const saved = { ...structuredClone(combo), version: version + 1 };
+      list = current ? list.map((c) => (c.name === combo.name ? saved : c)) : [...list, saved];
+      return structuredClone(saved);
+    },
+    combos_delete: (a) => {
+      const current = find(a.name);
+      if (!current) return Promise.reject({ code: "not_found", message: `combo '${String(a.name)}' does not exist`, issues: [] });
+      if (a.expectedVersion != null && a.expectedVersion !== current.version) {
+        return stale(`combo '${current.name}'`, a.expectedVersion, current.version);
+      }
+      const referrers = list.filter((c) => c.name !== a.name && c.targets.some((t) => t.model === a.name));
+      if (referrers.length) {
+        return Promise.reject({
+          code: "conflict",
+          message: `combo '${current.name}' is a target of combo(s) ${referrers.map((c) => c.name).join(", ")}: remove it there first`,
+          issues: [],
+        });
+      }
+      list = list.filter((c) => c.name !== a.name);
+      return null;
+    },
+  };
+  return {
+    handlers,
+    get(name: string): Versioned<ComboView> | undefined {
+      return structuredClone(find(name));
+    },
+    /** Another client's accepted change of one combo. */
+    changeElsewhere(name: string, change: Partial<ComboView>) {
+      list = list.map((c) => (c.name === name ? { ...c, ...change, version: c.version + 1 } : c));
     },
   };
 }

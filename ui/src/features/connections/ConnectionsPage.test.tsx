@@ -82,10 +82,105 @@ describe("ConnectionsPage", () => {
         priority: 2,
         enabled: true,
         maxConcurrent: null,
+        rateLimitOverrides: null,
         models: ["glm-5", "glm-4.6"],
         providerSpecific: null,
       },
     });
+  });
+
+  it("shows each connection's live load: in flight against its cap, queued, per-model gates", async () => {
+    renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.connection({ maxConcurrent: 1 }), f.claudeConnection()],
+      rate_limits_get: () => ({
+        connections: [
+          f.flow({
+            inFlight: 1,
+            queued: 2,
+            gate: { cap: 1, inFlight: 1, queued: 2 },
+            models: [{ model: "glm-5", gate: { cap: 2, inFlight: 1, queued: 0 } }],
+          }),
+          f.flow({ connectionId: "claude-max", provider: "anthropic", name: "Claude Max", inFlight: 3 }),
+        ],
+      }),
+    });
+    await screen.findByRole("table", { name: "Connections" });
+    const glm = rowOf("GLM main");
+    await waitFor(() => expect(glm).toHaveTextContent("1 in flight (cap 1)"));
+    expect(glm).toHaveTextContent("2 queued");
+    expect(glm).toHaveTextContent("glm-5: 1 in flight (cap 2), 0 queued");
+    expect(within(glm).getByText("At cap")).toBeInTheDocument();
+    const claude = rowOf("Claude Max");
+    expect(claude).toHaveTextContent("3 in flight (no cap)");
+    expect(claude).not.toHaveTextContent("queued");
+  });
+
+  it("adds a connection with per-model caps and its own queue budgets", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_create: () => f.connection({ id: "glm-2", name: "GLM two" }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    await user.type(screen.getByLabelText(/^Provider/), "glm");
+    const flow = screen.getByRole("region", { name: "Flow control" });
+    await user.type(within(flow).getByLabelText("Max concurrent requests"), "4");
+    await user.type(within(flow).getByLabelText("Per-model caps"), "glm-5=1{Enter}meta/llama-3 = 2, glm-4.6=3");
+    const wait = within(flow).getByLabelText("Queue wait budget (ms)");
+    expect(wait).toHaveAccessibleDescription(/empty = Request queue → Max wait \(30 s\)/);
+    await user.type(wait, "60000");
+    expect(within(flow).getByLabelText("Execution bound (ms)")).toHaveAccessibleDescription(
+      /1–86,400,000 ms .*empty = Request queue → Execution max wait \(10 min\)/,
+    );
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("Added GLM two.")).toBeInTheDocument();
+    expect(callsOf(calls, "connections_create")[0].args.request).toMatchObject({
+      maxConcurrent: 4,
+      rateLimitOverrides: { modelConcurrency: { "glm-5": 1, "meta/llama-3": 2, "glm-4.6": 3 }, maxWaitMs: 60000 },
+    });
+  });
+
+  it("edits the flow overrides as a whole, keeping the second cap, and shows a model's issue under the caps", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [
+        f.connection({
+          version: 2,
+          rateLimitOverrides: { maxConcurrent: 4, modelConcurrency: { "glm-5": 2 }, maxWaitMs: 1000 },
+        }),
+      ],
+      connections_update: fails("validation_failed", "1 invalid field", [
+        { path: "/rateLimitOverrides/modelConcurrency/meta~1llama", message: "must be between 1 and 10000" },
+      ]),
+    });
+    await user.click(await screen.findByRole("button", { name: "Edit connection GLM main" }));
+    const flow = screen.getByRole("region", { name: "Flow control" });
+    const caps = within(flow).getByLabelText("Per-model caps");
+    expect(caps).toHaveValue("glm-5=2");
+    expect(within(flow).getByLabelText("Queue wait budget (ms)")).toHaveValue(1000);
+    expect(flow).toHaveTextContent(/A second cap of 4 .* also applies/);
+
+    await user.type(caps, "{Enter}meta/llama=0");
+    await user.clear(within(flow).getByLabelText("Queue wait budget (ms)"));
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(caps).toHaveAccessibleDescription(/meta\/llama: must be between 1 and 10000/));
+    expect(callsOf(calls, "connections_update")[0].args).toEqual({
+      id: "glm-main",
+      patch: { rateLimitOverrides: { maxConcurrent: 4, modelConcurrency: { "glm-5": 2, "meta/llama": 0 } } },
+      expectedVersion: 2,
+    });
+  });
+
+  it("checks the per-model caps' syntax before sending", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, { connections_list: () => [f.connection()] });
+    await user.click(await screen.findByRole("button", { name: "Edit connection GLM main" }));
+    const caps = screen.getByLabelText("Per-model caps");
+    await user.type(caps, "glm-5 2{Enter}glm-4.6=two{Enter}{Enter}glm-5=1{Enter}glm-5=3");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(caps).toHaveAccessibleDescription(
+      /Line 1: write model=cap.*Line 2: the cap of glm-4.6 must be a whole number\. Line 5: glm-5 is listed twice\./,
+    );
+    expect(callsOf(calls, "connections_update")).toHaveLength(0);
   });
 
   it("edits the Claude options of a Claude OAuth connection and shows its live lane state", async () => {

@@ -5,7 +5,13 @@ import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
 import { CHANGED_ELSEWHERE_TITLE } from "../../shared/ChangedElsewhere";
 import { formatInt } from "../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../shared/states";
-import { useConnectionsQuery, useCooldownsQuery, useDeleteConnection, useTestConnection } from "./api";
+import {
+  useConnectionsQuery,
+  useCooldownsQuery,
+  useDeleteConnection,
+  useRateLimitsQuery,
+  useTestConnection,
+} from "./api";
 import { ConnectionForm } from "./components/ConnectionForm";
 import { ConnectionsTable } from "./components/ConnectionsTable";
 
@@ -25,6 +31,7 @@ function describeTest(c: ConnectionView, r: ConnectionTestResult): Notice {
 export function ConnectionsPage() {
   const connections = useConnectionsQuery();
   const cooldowns = useCooldownsQuery();
+  const rateLimits = useRateLimitsQuery();
   const test = useTestConnection();
   const del = useDeleteConnection();
   const [editing, setEditing] = useState<Editing>(null);
@@ -33,6 +40,10 @@ export function ConnectionsPage() {
   const cooldownMap = useMemo(
     () => (cooldowns.data ? new Map(cooldowns.data.map((c) => [c.connection, c])) : undefined),
     [cooldowns.data],
+  );
+  const flowMap = useMemo(
+    () => (rateLimits.data ? new Map(rateLimits.data.connections.map((f) => [f.connectionId, f])) : undefined),
+    [rateLimits.data],
   );
   const editingConnection =
     editing?.mode === "edit" ? connections.data?.find((c) => c.id === editing.id) : undefined;
@@ -137,9 +148,15 @@ export function ConnectionsPage() {
               Cooldown states are unavailable: {cooldowns.error.message}
             </p>
           )}
+          {rateLimits.isError && (
+            <p className="inline-error" role="alert">
+              Live load (in flight, queued) is unavailable: {rateLimits.error.message}
+            </p>
+          )}
           <ConnectionsTable
             connections={connections.data}
             cooldowns={cooldownMap}
+            flows={flowMap}
             testingId={test.isPending ? (test.variables ?? null) : null}
             onEdit={(c) => {
               setNotice(null);

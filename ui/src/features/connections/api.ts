@@ -5,7 +5,13 @@ import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
 import type { ConnectionCreateRequest, ConnectionPatch, ConnectionView } from "../../ipc/bindings";
 
-export { useConnectionsQuery, useCooldownsQuery } from "../../api/sharedQueries";
+export {
+  useConnectionsQuery,
+  useCooldownsQuery,
+  useRanges,
+  useRateLimitsQuery,
+  useResilienceQuery,
+} from "../../api/sharedQueries";
 
 function useRefreshConnections() {
   const qc = useQueryClient();

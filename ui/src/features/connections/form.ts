@@ -1,4 +1,11 @@
 // The connection form's state and how it becomes a create request or a patch.
+import {
+  buildOverrides,
+  overridesFormFrom,
+  sameOverrides,
+  EMPTY_OVERRIDES_FORM,
+  type OverridesForm,
+} from "./overrides";
 import type {
   ApiFormat,
   AuthKind,
@@ -25,7 +32,7 @@ export type ConnectionFormState = {
   lowPriorityMode: boolean;
   autoLimitReset: boolean;
   organizationUUID: string;
-};
+} & OverridesForm;
 
 export const EMPTY_FORM: ConnectionFormState = {
   provider: "",
@@ -44,6 +51,7 @@ export const EMPTY_FORM: ConnectionFormState = {
   lowPriorityMode: false,
   autoLimitReset: false,
   organizationUUID: "",
+  ...EMPTY_OVERRIDES_FORM,
 };
 
 /** Claude subscription accounts get the Claude section (SPEC 4.3). */
@@ -76,6 +84,7 @@ export function formFromConnection(c: ConnectionView): ConnectionFormState {
     lowPriorityMode: ps.lowPriorityMode === true,
     autoLimitReset: ps.autoLimitReset === true,
     organizationUUID: typeof ps.organizationUUID === "string" ? ps.organizationUUID : "",
+    ...overridesFormFrom(c.rateLimitOverrides),
   };
 }
 
@@ -113,6 +122,7 @@ export function buildCreateRequest(s: ConnectionFormState): Built<ConnectionCrea
       }
     : null;
   const models = parseModels(s.models);
+  const overrides = buildOverrides(s, {}, errors);
   return {
     errors,
     value: {
@@ -129,6 +139,7 @@ export function buildCreateRequest(s: ConnectionFormState): Built<ConnectionCrea
       priority,
       enabled: s.enabled,
       maxConcurrent,
+      rateLimitOverrides: Object.keys(overrides).length ? overrides : null,
       models: models.length ? models : null,
       providerSpecific,
     },
@@ -154,6 +165,10 @@ export function buildPatch(original: ConnectionView, s: ConnectionFormState): Bu
   const maxConcurrent = parseInteger(s.maxConcurrent, "/maxConcurrent", errors);
   if (!errors["/maxConcurrent"] && maxConcurrent !== original.maxConcurrent) patch.maxConcurrent = maxConcurrent;
   if (s.enabled !== before.enabled) patch.enabled = s.enabled;
+  // The overrides are replaced as a whole: one the form does not edit (a second
+  // connection cap from the config file or the API) is kept as it is.
+  const overrides = buildOverrides(s, original.rateLimitOverrides, errors);
+  if (!sameOverrides(overrides, original.rateLimitOverrides)) patch.rateLimitOverrides = overrides;
   const models = parseModels(s.models);
   if (models.join("\n") !== original.models.join("\n")) patch.models = models;
   if (isClaudeOAuth(original.provider, s.authKind)) {

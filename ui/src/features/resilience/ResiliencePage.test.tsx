@@ -74,6 +74,21 @@ describe("ResiliencePage", () => {
     }
   });
 
+  it("says what the request queue and quota-share settings do, with the validator's ranges", async () => {
+    renderWithIpc(<ResiliencePage />);
+    const queue = await screen.findByRole("region", { name: "Request queue" });
+    expect(queue).toHaveTextContent(/every connection that could serve it is at its concurrency cap/);
+    await waitFor(() =>
+      expect(byPath("/requestQueue/maxWaitMs")).toHaveAccessibleDescription(
+        /^1–86,400,000 ms .*RATE_LIMIT_QUEUE_TIMEOUT.*never reaches the upstream/,
+      ),
+    );
+    expect(byPath("/requestQueue/executionMaxWaitMs")).toHaveAccessibleDescription(/RATE_LIMIT_EXECUTION_TIMEOUT/);
+    expect(byPath("/requestQueue/maxQueueDepth")).toHaveAccessibleDescription(/^0–100,000 .*RATE_LIMIT_QUEUE_FULL/);
+    const share = card("Quota-share concurrency limit");
+    expect(share).toHaveTextContent(/On: it waits in that connection's queue.*Off: it is refused at once with a 429/);
+  });
+
   it("saves a group as one patch", async () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<ResiliencePage />, {

@@ -105,13 +105,26 @@ export const GROUPS: GroupDef[] = [
   {
     key: "requestQueue",
     title: "Request queue",
-    description: "Local queueing per provider connection before and after dispatch.",
+    description:
+      "Where a request waits when every connection that could serve it is at its concurrency cap (Connections → Max concurrent requests, Per-model caps). A connection may override both budgets.",
     sections: [
       {
         fields: [
-          int("/requestQueue/maxWaitMs", "Max wait (ms)", "Queue-wait budget; a request over it never reaches the upstream."),
-          int("/requestQueue/executionMaxWaitMs", "Execution max wait (ms)", "Bound on execution after dispatch."),
-          int("/requestQueue/maxQueueDepth", "Max queue depth", "0 turns the depth cap off."),
+          int(
+            "/requestQueue/maxWaitMs",
+            "Max wait (ms)",
+            "Queue-wait budget: a request that waits longer for a slot fails (RATE_LIMIT_QUEUE_TIMEOUT, or SEMAPHORE_TIMEOUT for a per-model cap) and never reaches the upstream.",
+          ),
+          int(
+            "/requestQueue/executionMaxWaitMs",
+            "Execution max wait (ms)",
+            "Bound on the wait for an answer after dispatch: over it the request fails with a 504 (RATE_LIMIT_EXECUTION_TIMEOUT). A stream that has started is bounded by stream recovery instead.",
+          ),
+          int(
+            "/requestQueue/maxQueueDepth",
+            "Max queue depth",
+            "When the queues of every candidate connection already hold this many requests, a new one is refused at once (RATE_LIMIT_QUEUE_FULL). 0 turns the depth cap off.",
+          ),
           bool("/requestQueue/autoEnableApiKeyProviders", "Auto-enable API-key providers", "Queue every active API-key connection."),
         ],
       },
@@ -120,8 +133,19 @@ export const GROUPS: GroupDef[] = [
   {
     key: "quotaShareConcurrencyLimit",
     title: "Quota-share concurrency limit",
-    description: "Serialize requests of several client keys sharing one capped account instead of flooding it.",
-    sections: [{ fields: [bool("/quotaShareConcurrencyLimit/enabled", "Enabled")] }],
+    description:
+      "What happens to a request over a connection's cap. On: it waits in that connection's queue, first come first served across every client key sharing the account, within the queue-wait budget. Off: it is refused at once with a 429 (SEMAPHORE_QUEUE_FULL).",
+    sections: [
+      {
+        fields: [
+          bool(
+            "/quotaShareConcurrencyLimit/enabled",
+            "Enabled",
+            "Queue requests over a connection's cap instead of refusing them.",
+          ),
+        ],
+      },
+    ],
   },
   {
     key: "comboCooldownWait",

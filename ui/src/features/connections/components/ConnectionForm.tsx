@@ -10,7 +10,7 @@ import { ChangedElsewhere, reloadedText } from "../../../shared/ChangedElsewhere
 import { FormErrors, NumberField, SelectField, Switch, TextField } from "../../../shared/fields";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
 import { useVersionedEdits } from "../../../shared/versionedEdits";
-import { useCreateConnection, useReloadConnection, useUpdateConnection } from "../api";
+import { useCreateConnection, useRanges, useReloadConnection, useResilienceQuery, useUpdateConnection } from "../api";
 import {
   buildCreateRequest,
   buildPatch,
@@ -19,7 +19,9 @@ import {
   isClaudeOAuth,
   type ConnectionFormState,
 } from "../form";
+import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, modelCapPath, parseModelCaps } from "../overrides";
 import { ClaudeSection } from "./ClaudeSection";
+import { FlowSection } from "./FlowSection";
 
 const KNOWN_PROVIDERS = ["anthropic", "openai", "openai-compatible", "glm", "openrouter", "ollama", "lmstudio"];
 
@@ -50,9 +52,13 @@ export function ConnectionForm({
   const [status, setStatus] = useState<string | null>(null);
   const busy = create.isPending || update.isPending || reloading;
   const claude = isClaudeOAuth(state.provider, state.authKind);
+  const settings = useResilienceQuery();
+  const ranges = useRanges();
+  const capModels = useMemo(() => Object.keys(parseModelCaps(state.modelCaps).caps), [state.modelCaps]);
 
   const visiblePaths = useMemo(() => {
     const paths = ["/name", "/apiFormat", "/authKind", "/baseUrl", "/priority", "/maxConcurrent", "/enabled", "/models"];
+    paths.push(MODEL_CAPS_PATH, MAX_WAIT_PATH, EXECUTION_PATH, ...capModels.map(modelCapPath));
     if (!editing) paths.push("/provider", "/id");
     if (state.authKind === "api_key") paths.push("/apiKey");
     if (state.authKind === "oauth") paths.push("/accessToken", "/refreshToken");
@@ -60,7 +66,7 @@ export function ConnectionForm({
       paths.push("/providerSpecific/lowPriorityMode", "/providerSpecific/autoLimitReset", "/providerSpecific/organizationUUID");
     }
     return paths;
-  }, [editing, state.authKind, claude]);
+  }, [editing, state.authKind, claude, capModels]);
   const errors = useFieldErrors(visiblePaths);
 
   const set = (change: Partial<ConnectionFormState>) => {
@@ -245,17 +251,6 @@ export function ConnectionForm({
             help="Lower numbers are tried first."
             error={errors.fieldError("/priority")}
           />
-          <NumberField
-            id="conn-max-concurrent"
-            label="Max concurrent requests"
-            path="/maxConcurrent"
-            value={state.maxConcurrent}
-            onChange={(v) => set({ maxConcurrent: v })}
-            optional
-            range={{ path: "/maxConcurrent", kind: "integer", min: 1, max: 10000, unit: null, allowed: [] }}
-            placeholder="no cap"
-            error={errors.fieldError("/maxConcurrent")}
-          />
           <Switch
             id="conn-enabled"
             label="Enabled"
@@ -276,6 +271,15 @@ export function ConnectionForm({
             error={errors.fieldError("/models")}
           />
         </div>
+        <FlowSection
+          state={state}
+          onChange={set}
+          fieldError={errors.fieldError}
+          capModels={capModels}
+          settings={settings.data}
+          ranges={ranges}
+          kept={connection?.rateLimitOverrides}
+        />
         {claude && (
           <ClaudeSection
             lowPriorityMode={state.lowPriorityMode}

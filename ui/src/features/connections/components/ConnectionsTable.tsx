@@ -1,14 +1,16 @@
 // The connections list: provider, name, status badge, live cooldown countdown,
-// and the row actions (edit, test, delete).
-import type { ConnectionCooldownView, ConnectionView } from "../../../ipc/bindings";
+// live load (in flight / cap / queued), and the row actions (edit, test, delete).
+import type { ConnectionCooldownView, ConnectionFlowView, ConnectionView } from "../../../ipc/bindings";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
 import { Countdown } from "../../../shared/Countdown";
+import { FlowLoad } from "../../../shared/FlowLoad";
 import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
 import { useNow } from "../../../shared/useNow";
 
 export function ConnectionsTable({
   connections,
   cooldowns,
+  flows,
   testingId,
   onEdit,
   onTest,
@@ -17,6 +19,8 @@ export function ConnectionsTable({
   connections: ConnectionView[];
   /** Cooldown rows by connection id; undefined while unknown. */
   cooldowns: Map<string, ConnectionCooldownView> | undefined;
+  /** Live flow state by connection id; undefined while unknown. */
+  flows: Map<string, ConnectionFlowView> | undefined;
   testingId: string | null;
   onEdit: (c: ConnectionView) => void;
   onTest: (c: ConnectionView) => void;
@@ -36,6 +40,7 @@ export function ConnectionsTable({
             <th scope="col">Name</th>
             <th scope="col">Status</th>
             <th scope="col">Cooldown</th>
+            <th scope="col">Load</th>
             <th scope="col">Priority</th>
             <th scope="col">Models</th>
             <th scope="col">
@@ -74,6 +79,9 @@ export function ConnectionsTable({
                       </a>
                     </div>
                   )}
+                </td>
+                <td>
+                  <FlowLoad flow={flows?.get(c.id)} />
                 </td>
                 <td>{c.priority}</td>
                 <td className="small">
