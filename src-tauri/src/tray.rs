@@ -21,9 +21,10 @@ pub struct TrayItems<R: Runtime> {
 }
 
 /// Pages reachable from the tray: (menu id, label, UI route).
-const PAGES: [(&str, &str, &str); 5] = [
+const PAGES: [(&str, &str, &str); 6] = [
     ("page-overview", "Overview", "overview"),
     ("page-connections", "Connections", "connections"),
+    ("page-combos", "Combos", "combos"),
     ("page-resilience", "Resilience", "resilience"),
     ("page-model-lockout", "Model Lockout", "model-lockout"),
     ("page-cooldowns", "Cooldown Manager", "cooldowns"),

@@ -130,10 +130,20 @@ impl Pool {
     /// Runs one exchange on a pooled connection.
     pub async fn exchange(&self, spec: &RequestSpec, until: Until) -> anyhow::Result<Instant> {
         let _permit = self.permits.acquire().await?;
-        let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        let mut conn = match idle {
-            Some(conn) => conn,
-            None => connect(self.addr).await?,
+        let mut conn = loop {
+            let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+            // The server closes keep-alive connections it saw idle too long (the
+            // gateway after its header timeout); like any HTTP client's pool, skip
+            // one already known closed, and one that turns out closed when asked
+            // whether it can send (nothing was sent on it yet).
+            match idle {
+                Some(mut conn) => {
+                    if !conn.is_closed() && conn.ready().await.is_ok() {
+                        break conn;
+                    }
+                }
+                None => break connect(self.addr).await?,
+            }
         };
         let result = exchange(&mut conn, spec, until).await;
         if result.is_ok() && !conn.is_closed() {

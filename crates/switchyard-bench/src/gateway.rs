@@ -34,6 +34,11 @@ pub const CHAT_MODEL: &str = "bench-model";
 pub const MESSAGES_MODEL: &str = "claude-bench";
 /// Messages model routed by catalogue to the slow Anthropic-format connection.
 pub const SLOW_MODEL: &str = "claude-slow";
+/// Chat model on a connection whose connection and model caps are set far above
+/// any load (the gates' cost without waiting).
+pub const GATED_MODEL: &str = "bench-gated";
+/// Chat model on a connection capped at [`crate::flow::SATURATED_CAP`].
+pub const CAPPED_MODEL: &str = "bench-capped";
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -68,13 +73,34 @@ api_key = "upstream-key"
 base_url = "http://{fast}"
 
 [[connections]]
+id = "fast-gated"
+provider = "gated"
+api_format = "openai"
+api_key = "upstream-key"
+base_url = "http://{fast}/v1"
+models = ["{GATED_MODEL}"]
+max_concurrent = 10000
+[connections.rate_limit_overrides]
+model_concurrency = {{ "{GATED_MODEL}" = 10000 }}
+
+[[connections]]
+id = "fast-capped"
+provider = "capped"
+api_format = "openai"
+api_key = "upstream-key"
+base_url = "http://{fast}/v1"
+models = ["{CAPPED_MODEL}"]
+max_concurrent = {cap}
+
+[[connections]]
 id = "slow-anthropic"
 provider = "anthropic-slow"
 api_format = "anthropic"
 api_key = "upstream-key"
 base_url = "http://{slow}"
 models = ["{SLOW_MODEL}"]
-"#
+"#,
+        cap = crate::flow::SATURATED_CAP
     )
 }
 
@@ -272,13 +298,17 @@ mod tests {
     }
 
     #[test]
-    fn config_parses_as_toml_with_three_connections() -> anyhow::Result<()> {
+    fn config_parses_as_toml_with_five_connections() -> anyhow::Result<()> {
         let text = config_toml("127.0.0.1:1".parse()?, "127.0.0.1:2".parse()?);
         let doc: toml::Table = toml::from_str(&text)?;
         let conns = doc["connections"].as_array().map(Vec::len);
-        assert_eq!(conns, Some(3));
+        assert_eq!(conns, Some(5));
         assert_eq!(doc["connections"][0]["base_url"].as_str(), Some("http://127.0.0.1:1/v1"));
-        assert_eq!(doc["connections"][2]["base_url"].as_str(), Some("http://127.0.0.1:2"));
+        assert_eq!(
+            doc["connections"][2]["rate_limit_overrides"]["model_concurrency"][GATED_MODEL].as_integer(),
+            Some(10_000)
+        );
+        assert_eq!(doc["connections"][4]["base_url"].as_str(), Some("http://127.0.0.1:2"));
         Ok(())
     }
 }

@@ -13,6 +13,7 @@
 mod ab;
 mod client;
 mod closed_loop;
+mod flow;
 mod gateway;
 mod machine;
 mod open_loop;
@@ -158,6 +159,20 @@ impl SoakArgs {
     }
 }
 
+/// Resolves on SIGINT or SIGTERM.
+async fn interrupted() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(mut int), Ok(mut term)) => {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
 /// Runs the soak and reports; an error when a check fails.
 async fn soak_main(args: &SoakArgs, command: String) -> anyhow::Result<()> {
     let settings = args.settings(command)?;
@@ -165,7 +180,12 @@ async fn soak_main(args: &SoakArgs, command: String) -> anyhow::Result<()> {
         Some(path) => path.clone(),
         None => default_gateway_bin()?,
     };
-    let result = soak::run(settings, &bin).await?;
+    // Dropping the run on a signal kills the gateway child (kill-on-drop), so an
+    // interrupted soak leaves no process behind.
+    let result = tokio::select! {
+        result = soak::run(settings, &bin) => result?,
+        () = interrupted() => anyhow::bail!("interrupted: the soak and its gateway were stopped"),
+    };
     let text = soak::markdown(&result);
     println!("{text}");
     if args.write_docs {

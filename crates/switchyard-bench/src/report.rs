@@ -122,6 +122,7 @@ pub fn markdown(r: &Results) -> String {
     throughput_table(&mut out, r);
     memory_table(&mut out, r);
     streams_table(&mut out, r);
+    crate::flow::markdown(&r.flow, &mut out);
     generator_table(&mut out, r);
     out
 }

@@ -27,6 +27,7 @@ use tokio::process::Command;
 
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
+use crate::flow::{self, FlowPhase};
 use crate::gateway::{self, GatewayProcess};
 use crate::machine::{CpuProbe, Interference, Machine, Runtime};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
@@ -192,6 +193,8 @@ pub struct Results {
     pub streams: StreamsPhase,
     /// Request-log check (None if the management API could not be read).
     pub log: Option<LogCheck>,
+    /// Flow control: the gates' cost and queueing at saturation.
+    pub flow: FlowPhase,
 }
 
 /// A JSON body padded to [`BODY_BYTES`] with filler in the user message.
@@ -207,8 +210,13 @@ fn padded(mut body: serde_json::Value) -> Bytes {
 }
 
 pub(crate) fn chat_body() -> Bytes {
+    chat_body_for(gateway::CHAT_MODEL)
+}
+
+/// The chat body for `model`.
+pub(crate) fn chat_body_for(model: &str) -> Bytes {
     padded(json!({
-        "model": gateway::CHAT_MODEL,
+        "model": model,
         "max_tokens": 64,
         "messages": [
             {"role": "system", "content": "You are a terse assistant."},
@@ -423,6 +431,10 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     tokio::time::sleep(settings.settle).await;
     let idle_after_load = gw.rss()?;
 
+    let flow = flow::run(&settings, &gw).await?;
+    gateway_requests +=
+        flow.ungated.sent + flow.gated.sent + flow.ungated_throughput.sent + flow.saturated_throughput.sent;
+
     eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
     let rss_before = gw.rss()?;
     let fds_before = gw.open_fds().ok();
@@ -465,6 +477,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         memory: Memory { idle_start, throughput_peak, idle_after_load },
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },
         log,
+        flow,
     })
 }
 

@@ -111,8 +111,8 @@ pub struct SoakResult {
     pub sent: u64,
     /// Latency over the whole run.
     pub latency: Summary,
-    /// The first error, if any.
-    pub first_error: Option<String>,
+    /// Every distinct error message with its count, most frequent first.
+    pub error_kinds: Vec<(String, u64)>,
     /// CPU time others took during the run.
     pub interference: Option<Interference>,
 }
@@ -136,6 +136,7 @@ struct Recorder {
     errors: u64,
     total_errors: u64,
     first_error: Option<String>,
+    kinds: std::collections::HashMap<String, u64>,
 }
 
 /// Runs the soak against `gateway_bin`.
@@ -169,6 +170,7 @@ pub async fn run(settings: SoakSettings, gateway_bin: &std::path::Path) -> anyho
         errors: 0,
         total_errors: 0,
         first_error: None,
+        kinds: std::collections::HashMap::new(),
     }));
     let pool = Pool::new(gw.addr(), settings.connections);
     let tracker = TaskTracker::new();
@@ -219,9 +221,11 @@ pub async fn run(settings: SoakSettings, gateway_bin: &std::path::Path) -> anyho
     tokio::time::sleep(settings.settle).await;
     let settled = take_sample(&gw, &recorder, start).await?;
     eprintln!("[soak] settled: {}", sample_line(&settled));
-    let (latency, first_error, total_errors) = {
+    let (latency, first_error, total_errors, error_kinds) = {
         let r = recorder.lock().unwrap_or_else(PoisonError::into_inner);
-        (Summary::of(&r.all), r.first_error.clone(), r.total_errors)
+        let mut kinds: Vec<(String, u64)> = r.kinds.iter().map(|(k, n)| (k.clone(), *n)).collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        (Summary::of(&r.all), r.first_error.clone(), r.total_errors, kinds)
     };
     if let Some(e) = &first_error {
         eprintln!("[soak] {total_errors} error(s), first: {e}");
@@ -236,7 +240,7 @@ pub async fn run(settings: SoakSettings, gateway_bin: &std::path::Path) -> anyho
         settled,
         sent: total,
         latency,
-        first_error,
+        error_kinds,
         interference,
     })
 }
@@ -264,6 +268,7 @@ async fn one(
     };
     r.errors += 1;
     r.total_errors += 1;
+    *r.kinds.entry(error.clone()).or_insert(0) += 1;
     r.first_error.get_or_insert(error);
 }
 
@@ -429,8 +434,12 @@ pub fn markdown(r: &SoakResult) -> String {
             i.steal_pct, i.others_pct
         ))
     );
-    if let Some(e) = &r.first_error {
-        let _ = writeln!(out, "First error: `{e}`\n");
+    if !r.error_kinds.is_empty() {
+        let _ = writeln!(out, "| error | count |\n|---|---:|");
+        for (message, n) in r.error_kinds.iter().take(10) {
+            let _ = writeln!(out, "| `{}` | {n} |", message.replace('|', "\\|"));
+        }
+        let _ = writeln!(out);
     }
     let _ = writeln!(
         out,
@@ -508,7 +517,7 @@ mod tests {
             settled,
             sent: 1000,
             latency: Summary::default(),
-            first_error: None,
+            error_kinds: Vec::new(),
             interference: None,
         }
     }

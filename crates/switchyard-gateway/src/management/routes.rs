@@ -174,10 +174,19 @@ pub fn combo_issues(combo: &ComboView, table: &RoutingTable) -> Issues {
                 format!("'{}' matches no combo, provider/model, catalogue model or known prefix", t.model),
             );
         }
-        if let Some(conn) = &t.connection
-            && !table.by_id.contains_key(conn)
-        {
-            issues.add(format!("/targets/{i}/connection"), format!("connection '{conn}' does not exist"));
+        if let Some(conn) = &t.connection {
+            match table.by_id.get(conn) {
+                None => issues
+                    .add(format!("/targets/{i}/connection"), format!("connection '{conn}' does not exist")),
+                Some(c) if !table.target_providers(&t.model).contains(&c.provider.as_str()) => issues.add(
+                    format!("/targets/{i}/connection"),
+                    format!(
+                        "connection '{conn}' belongs to provider '{}', which does not serve '{}'",
+                        c.provider, t.model
+                    ),
+                ),
+                Some(_) => {}
+            }
         }
     }
     issues

@@ -161,6 +161,20 @@ impl RoutingTable {
         false
     }
 
+    /// The providers a combo target or alias destination resolves to (empty when it
+    /// resolves to nothing).
+    pub fn target_providers(&self, name: &str) -> Vec<&str> {
+        self.resolve_plain(name)
+            .map(|targets| {
+                targets
+                    .iter()
+                    .filter_map(|t| self.by_provider.get_key_value(&t.provider))
+                    .map(|(p, _)| p.as_str())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether a combo target or alias destination names something routable now.
     pub fn target_resolves(&self, name: &str) -> bool {
         self.resolve_plain(name).is_some()
