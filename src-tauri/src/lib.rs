@@ -60,6 +60,7 @@ macro_rules! specta_builder {
                 monitoring_summary,
                 logs_list,
                 rate_limits_get,
+                rate_limits_set,
                 resilience_get,
                 resilience_patch,
                 resilience_defaults,

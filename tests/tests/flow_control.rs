@@ -267,3 +267,125 @@ async fn a_full_connection_spills_over_to_a_free_one_instead_of_waiting() {
     hold.open();
     assert_eq!(status_and_body(held).await.0, 200);
 }
+
+mod protection {
+    //! Rate-limit protection (SPEC §4.6): an API-key connection (by default) or one
+    //! forced on paces its queue by a short retry hint in the upstream's error body
+    //! instead of being cooled, and a long one locks just the model. (A `Retry-After`
+    //! header cools the connection as always: `tests/tests/resilience.rs`.)
+
+    use std::time::Duration;
+
+    use serde_json::json;
+    use switchyard_testkit::{FakeUpstream, Reply};
+
+    use super::{chat, flow_of, manual, ok_reply, one_connection, status_and_body, until_flow};
+
+    /// A 429 whose retry hint is in the body (as Gemini's `RetryInfo` puts it).
+    fn rate_limited(retry_after_s: u32) -> Reply {
+        Reply::json(
+            429,
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "rate limited",
+                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{retry_after_s}s")}]}}),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_protected_key_waits_out_a_short_hint_instead_of_cooling() {
+        let upstream = FakeUpstream::start(ok_reply()).await;
+        upstream.push(rate_limited(2));
+        let (gw, clock) = manual(&one_connection(&upstream.url(), "", "")).await;
+        assert_eq!(
+            flow_of(&gw, "c1").await["protected"],
+            true,
+            "API-key connections are protected by default"
+        );
+        let first = gw.post("/v1/chat/completions", &chat("pa/m")).await;
+        assert_eq!(first.status(), 429, "the refused request itself is answered");
+        let state = gw.cooldown_of("c1").await;
+        assert_eq!(state["status"], "active", "paced, not cooled: {state}");
+        let paced = flow_of(&gw, "c1").await;
+        assert!(paced["pacedUntil"].is_number(), "{paced}");
+        // The next request waits in the paced queue, nothing goes upstream early.
+        let second = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+        until_flow(&gw, "c1", "1 queued", |f| f["queued"] == 1).await;
+        assert_eq!(upstream.calls(), 1);
+        clock.advance(Duration::from_millis(2_000));
+        let (status, body) = status_and_body(second).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(upstream.calls(), 2);
+    }
+
+    #[tokio::test]
+    async fn without_protection_the_same_hint_cools_the_connection() {
+        let upstream = FakeUpstream::start(ok_reply()).await;
+        upstream.push(rate_limited(2));
+        let tail = "[resilience.requestQueue]\nautoEnableApiKeyProviders = false\n";
+        let (gw, _clock) = manual(&one_connection(&upstream.url(), "", tail)).await;
+        assert_eq!(flow_of(&gw, "c1").await["protected"], false);
+        assert_eq!(gw.post("/v1/chat/completions", &chat("pa/m")).await.status(), 429);
+        assert_eq!(gw.cooldown_of("c1").await["status"], "unavailable");
+        let second = gw.post("/v1/chat/completions", &chat("pa/m")).await;
+        assert_eq!(second.status(), 503, "cooled out of rotation");
+        assert_eq!(upstream.calls(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_long_hint_locks_the_model_on_that_connection_only() {
+        let upstream = FakeUpstream::start(ok_reply()).await;
+        upstream.push(rate_limited(7_200));
+        let (gw, _clock) = manual(&one_connection(&upstream.url(), "", "")).await;
+        assert_eq!(gw.post("/v1/chat/completions", &chat("pa/m")).await.status(), 429);
+        let locks = gw.mgmt_json("/api/resilience/model-cooldowns").await;
+        let lock = locks.as_array().and_then(|l| l.first()).cloned().unwrap_or_default();
+        assert_eq!((lock["connection"].as_str(), lock["model"].as_str()), (Some("c1"), Some("m")), "{locks}");
+        let left = lock["remainingMs"].as_u64().unwrap_or(0);
+        assert!(
+            (7_100_000..=7_200_000).contains(&left),
+            "locked for the hinted two hours, not the lockout cap: {lock}"
+        );
+        assert_eq!(gw.cooldown_of("c1").await["status"], "active");
+        assert_eq!(
+            gw.post("/v1/chat/completions", &chat("pa/other")).await.status(),
+            200,
+            "other models still run"
+        );
+        assert_eq!(
+            gw.post("/v1/chat/completions", &chat("pa/m")).await.status(),
+            503,
+            "the locked model does not"
+        );
+    }
+
+    #[tokio::test]
+    async fn post_rate_limits_forces_protection_on_and_off() {
+        let upstream = FakeUpstream::start(ok_reply()).await;
+        let tail = "[resilience.requestQueue]\nautoEnableApiKeyProviders = false\n";
+        let (gw, _clock) = manual(&one_connection(&upstream.url(), "", tail)).await;
+        let post =
+            |body: serde_json::Value| gw.mgmt(reqwest::Method::POST, "/api/rate-limits").json(&body).send();
+        let on = post(json!({"connectionId": "c1", "enabled": true})).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(on.status(), 200);
+        let on: serde_json::Value = on.json().await.unwrap_or_default();
+        assert_eq!(on, json!({"success": true, "connectionId": "c1", "enabled": true, "protected": true}));
+        let flow = flow_of(&gw, "c1").await;
+        assert_eq!(
+            (flow["protected"].as_bool(), flow["protectionForced"].as_bool()),
+            (Some(true), Some(true))
+        );
+        assert_eq!(gw.mgmt_json("/api/providers/c1").await["rateLimitProtection"], true);
+        // Forced on, the short hint paces instead of cooling.
+        upstream.push(rate_limited(2));
+        assert_eq!(gw.post("/v1/chat/completions", &chat("pa/m")).await.status(), 429);
+        assert_eq!(gw.cooldown_of("c1").await["status"], "active");
+        let off =
+            post(json!({"connectionId": "c1", "enabled": false})).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(off.status(), 200);
+        assert_eq!(flow_of(&gw, "c1").await["protected"], false);
+        let ghost =
+            post(json!({"connectionId": "ghost", "enabled": true})).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ghost.status(), 404);
+        let bad = post(json!({"connectionId": "c1"})).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bad.status(), 400);
+    }
+}

@@ -113,6 +113,7 @@ pub async fn import_claude_credentials(
         enabled: existing.as_ref().map(|c| c.enabled),
         max_concurrent: existing.as_ref().and_then(|c| c.max_concurrent),
         rate_limit_overrides: existing.as_ref().map(|c| c.rate_limit_overrides.clone()),
+        rate_limit_protection: existing.as_ref().and_then(|c| c.rate_limit_protection),
         models: existing.as_ref().map(|c| c.models.clone()),
         provider_specific: existing.as_ref().map(|c| c.provider_specific.clone()),
     };

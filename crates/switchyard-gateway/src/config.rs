@@ -108,6 +108,8 @@ pub struct ConfigConnection {
     pub max_concurrent: Option<u32>,
     /// `[connections.rate_limit_overrides]`: per-model caps and queue budgets.
     pub rate_limit_overrides: Option<ConfigRateLimits>,
+    /// `true` forces rate-limit protection on (SPEC §4.6).
+    pub rate_limit_protection: Option<bool>,
     /// Model catalogue.
     pub models: Option<Vec<String>>,
     /// Provider-specific options (camelCase keys).
@@ -239,6 +241,7 @@ impl ConfigFile {
                 enabled: c.enabled,
                 max_concurrent: c.max_concurrent,
                 rate_limit_overrides: c.rate_limit_overrides.as_ref().map(ConfigRateLimits::to_overrides),
+                rate_limit_protection: c.rate_limit_protection,
                 models: c.models.clone(),
                 provider_specific: c.provider_specific.clone(),
             })

@@ -109,6 +109,9 @@ pub struct LockFailure<'a> {
     pub hint: Option<RetryHint>,
     /// A rule's fixed lockout.
     pub fixed_ms: Option<u32>,
+    /// `fixed_ms` is the upstream's own retry time (a protected connection's long
+    /// hint, SPEC §4.6): kept as is, not capped by `maxCooldownMs`.
+    pub fixed_is_upstream: bool,
     /// When the attempt was dispatched (herd guard).
     pub dispatched_at: UnixMillis,
 }
@@ -267,7 +270,7 @@ fn within_window(e: &LockoutEntry, now: UnixMillis, p: &LockoutPolicy) -> bool {
 fn lock_ms(f: &LockFailure<'_>, count: u32, p: &LockoutPolicy, now: UnixMillis) -> u64 {
     let max = u64::from(p.max_ms);
     if let Some(ms) = f.fixed_ms {
-        return u64::from(ms).min(max);
+        return if f.fixed_is_upstream { u64::from(ms) } else { u64::from(ms).min(max) };
     }
     let computed = if p.exponential {
         exponential(p.base_ms, count.saturating_sub(1), p.max_steps, max)

@@ -54,6 +54,9 @@ pub struct ConnectionView {
     pub max_concurrent: Option<u32>,
     /// Per-model caps and per-connection queue budgets.
     pub rate_limit_overrides: RateLimitOverrides,
+    /// Rate-limit protection forced on (`true`); `null` follows
+    /// `requestQueue.autoEnableApiKeyProviders` (API-key connections).
+    pub rate_limit_protection: Option<bool>,
     /// Models this connection serves (its catalogue), used to route bare model ids
     /// and listed by `GET /v1/models`.
     pub models: Vec<String>,
@@ -117,6 +120,9 @@ pub struct ConnectionCreateRequest {
     /// Per-model caps and per-connection queue budgets.
     #[serde(default)]
     pub rate_limit_overrides: Option<RateLimitOverrides>,
+    /// `true` forces rate-limit protection on; `false` or absent follows the settings.
+    #[serde(default)]
+    pub rate_limit_protection: Option<bool>,
     /// Catalogue of model ids this connection serves.
     #[serde(default)]
     pub models: Option<Vec<String>>,
@@ -170,6 +176,10 @@ pub struct ConnectionPatch {
     /// Replace the per-model caps and queue budgets (an empty object clears them).
     #[serde(default)]
     pub rate_limit_overrides: Option<RateLimitOverrides>,
+    /// `true` forces rate-limit protection on; `false` or `null` follows the settings.
+    #[serde(default, deserialize_with = "double_option")]
+    #[specta(optional, type = Option<bool>)]
+    pub rate_limit_protection: Option<Option<bool>>,
     /// Replace the model catalogue.
     #[serde(default)]
     pub models: Option<Vec<String>>,
@@ -385,10 +395,42 @@ pub struct ConnectionFlowView {
     pub gate: Option<GateView>,
     /// Per-model gates.
     pub models: Vec<ModelGateView>,
+    /// Whether rate-limit protection is on for this connection (forced, or an
+    /// API-key connection under `requestQueue.autoEnableApiKeyProviders`).
+    pub protected: bool,
+    /// Whether it is forced on by the connection itself.
+    pub protection_forced: bool,
+    /// The upstream asked for a pause: nothing is dispatched here before then.
+    pub paced_until: Option<crate::UnixMillis>,
     /// The queue-wait budget in force for this connection, ms.
     pub max_wait_ms: u32,
     /// The execution bound in force for this connection, ms.
     pub execution_max_wait_ms: u32,
+}
+
+/// `POST /api/rate-limits`: force a connection's rate-limit protection on
+/// (`enabled: true`) or back to following the settings (`false`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimitToggle {
+    /// The connection.
+    pub connection_id: String,
+    /// Force protection on.
+    pub enabled: bool,
+}
+
+/// The answer to [`RateLimitToggle`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitToggleResult {
+    /// Always true (errors are management errors).
+    pub success: bool,
+    /// The connection.
+    pub connection_id: String,
+    /// What was asked.
+    pub enabled: bool,
+    /// Whether protection is on for it now (forced, or by the settings).
+    pub protected: bool,
 }
 
 /// `GET /api/rate-limits`: every connection's flow control, live.

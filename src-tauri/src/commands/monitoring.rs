@@ -1,6 +1,8 @@
 //! Health, request counts and the request log (REST: `/api/monitoring/*`, `/api/logs`).
 
-use switchyard_types::api::{HealthView, LogsQuery, RateLimitsView, RequestLogEntryView};
+use switchyard_types::api::{
+    HealthView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView, RequestLogEntryView,
+};
 use switchyard_types::status::MonitoringSummaryView;
 use tauri::State;
 
@@ -42,4 +44,16 @@ pub async fn logs_list(
 #[specta::specta]
 pub async fn rate_limits_get(host: State<'_, GatewayHost>) -> IpcResult<RateLimitsView> {
     call(host, |m| async move { Ok(m.rate_limits()) }).await
+}
+
+/// Forces a connection's rate-limit protection on, or back to following the
+/// settings (`POST /api/rate-limits`).
+#[tauri::command]
+#[specta::specta]
+pub async fn rate_limits_set(
+    host: State<'_, GatewayHost>,
+    toggle: Doc<RateLimitToggle>,
+) -> IpcResult<RateLimitToggleResult> {
+    let toggle = toggle.parse()?;
+    call(host, |m| async move { m.set_rate_limit_protection(toggle).await }).await
 }

@@ -292,6 +292,20 @@ fn cases() -> Vec<Case> {
         ),
         case("breakers_reset", json!({"request": {}}), M::POST, "/api/resilience/reset", Some(json!({}))),
         case(
+            "rate_limits_set",
+            json!({"toggle": {"connectionId": "claude-a", "enabled": true}}),
+            M::POST,
+            "/api/rate-limits",
+            Some(json!({"connectionId": "claude-a", "enabled": true})),
+        ),
+        case(
+            "rate_limits_set",
+            json!({"toggle": {"connectionId": "ghost", "enabled": true}}),
+            M::POST,
+            "/api/rate-limits",
+            Some(json!({"connectionId": "ghost", "enabled": true})),
+        ),
+        case(
             "gateway_set_paused",
             json!({"request": {"paused": true}}),
             M::POST,

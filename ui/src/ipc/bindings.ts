@@ -64,6 +64,11 @@ export const commands = {
 	 *  queue budgets in force (`GET /api/rate-limits`).
 	 */
 	rateLimitsGet: () => typedError<RateLimitsView, IpcError>(__TAURI_INVOKE("rate_limits_get")),
+	/**
+	 *  Forces a connection's rate-limit protection on, or back to following the
+	 *  settings (`POST /api/rate-limits`).
+	 */
+	rateLimitsSet: (toggle: RateLimitToggle) => typedError<RateLimitToggleResult, IpcError>(__TAURI_INVOKE("rate_limits_set", { toggle })),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -547,6 +552,8 @@ export type ConnectionCreateRequest = {
 	maxConcurrent?: number | null,
 	/**  Per-model caps and per-connection queue budgets. */
 	rateLimitOverrides?: RateLimitOverrides | null,
+	/**  `true` forces rate-limit protection on; `false` or absent follows the settings. */
+	rateLimitProtection?: boolean | null,
 	/**  Catalogue of model ids this connection serves. */
 	models?: string[] | null,
 	/**  Provider-specific options, a JSON object. */
@@ -572,6 +579,15 @@ export type ConnectionFlowView = {
 	gate: GateView | null,
 	/**  Per-model gates. */
 	models: ModelGateView[],
+	/**
+	 *  Whether rate-limit protection is on for this connection (forced, or an
+	 *  API-key connection under `requestQueue.autoEnableApiKeyProviders`).
+	 */
+	protected: boolean,
+	/**  Whether it is forced on by the connection itself. */
+	protectionForced: boolean,
+	/**  The upstream asked for a pause: nothing is dispatched here before then. */
+	pacedUntil: UnixMillis | null,
 	/**  The queue-wait budget in force for this connection, ms. */
 	maxWaitMs: number,
 	/**  The execution bound in force for this connection, ms. */
@@ -607,6 +623,8 @@ export type ConnectionPatch = {
 	maxConcurrent?: number | null,
 	/**  Replace the per-model caps and queue budgets (an empty object clears them). */
 	rateLimitOverrides?: RateLimitOverrides | null,
+	/**  `true` forces rate-limit protection on; `false` or `null` follows the settings. */
+	rateLimitProtection?: boolean | null,
 	/**  Replace the model catalogue. */
 	models?: string[] | null,
 	/**  Merge these keys into the provider-specific options (`null` removes a key). */
@@ -671,6 +689,11 @@ export type ConnectionView = {
 	maxConcurrent: number | null,
 	/**  Per-model caps and per-connection queue budgets. */
 	rateLimitOverrides: RateLimitOverrides,
+	/**
+	 *  Rate-limit protection forced on (`true`); `null` follows
+	 *  `requestQueue.autoEnableApiKeyProviders` (API-key connections).
+	 */
+	rateLimitProtection: boolean | null,
 	/**
 	 *  Models this connection serves (its catalogue), used to route bare model ids
 	 *  and listed by `GET /v1/models`.
@@ -1247,6 +1270,29 @@ export type RateLimitOverrides = {
 	 *  overrides `requestQueue.executionMaxWaitMs`.
 	 */
 	executionMaxWaitMs?: number | null,
+};
+
+/**
+ *  `POST /api/rate-limits`: force a connection's rate-limit protection on
+ *  (`enabled: true`) or back to following the settings (`false`).
+ */
+export type RateLimitToggle = {
+	/**  The connection. */
+	connectionId: string,
+	/**  Force protection on. */
+	enabled: boolean,
+};
+
+/**  The answer to [`RateLimitToggle`]. */
+export type RateLimitToggleResult = {
+	/**  Always true (errors are management errors). */
+	success: boolean,
+	/**  The connection. */
+	connectionId: string,
+	/**  What was asked. */
+	enabled: boolean,
+	/**  Whether protection is on for it now (forced, or by the settings). */
+	protected: boolean,
 };
 
 /**  `GET /api/rate-limits`: every connection's flow control, live. */

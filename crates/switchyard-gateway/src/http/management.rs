@@ -108,7 +108,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/resilience/model-cooldowns", get(lockouts_list).delete(lockouts_clear))
         .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
         .route("/api/logs", get(logs))
-        .route("/api/rate-limits", get(rate_limits))
+        .route("/api/rate-limits", get(rate_limits).post(rate_limits_set))
 }
 
 async fn list_providers(State(s): State<AppState>) -> ApiResult {
@@ -251,6 +251,11 @@ async fn resilience_ranges(State(s): State<AppState>) -> ApiResult {
 
 async fn rate_limits(State(s): State<AppState>) -> ApiResult {
     ok(s.management.rate_limits())
+}
+
+async fn rate_limits_set(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
+    let toggle: switchyard_types::api::RateLimitToggle = parse(&body)?;
+    ok(s.management.set_rate_limit_protection(toggle).await?)
 }
 
 async fn breakers_list(State(s): State<AppState>) -> ApiResult {

@@ -46,6 +46,7 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         enabled: r.enabled,
         max_concurrent: r.max_concurrent,
         rate_limit_overrides: r.rate_limit_overrides.clone(),
+        rate_limit_protection: r.rate_limit_protection,
         models: r.models.clone(),
         provider_specific: r.provider_specific.clone(),
         created_at: r.created_at,
@@ -125,6 +126,7 @@ impl ManagementService {
             enabled: req.enabled.unwrap_or(true),
             max_concurrent: req.max_concurrent,
             rate_limit_overrides: req.rate_limit_overrides.unwrap_or_default(),
+            rate_limit_protection: req.rate_limit_protection.filter(|on| *on),
             models: req.models.unwrap_or_default(),
             provider_specific: req.provider_specific.unwrap_or_else(|| Value::Object(Map::new())),
             created_at: existing.map_or(now, |e| e.created_at),
@@ -227,6 +229,9 @@ impl ManagementService {
         }
         if let Some(v) = patch.rate_limit_overrides {
             r.rate_limit_overrides = v;
+        }
+        if let Some(v) = patch.rate_limit_protection {
+            r.rate_limit_protection = v.filter(|on| *on);
         }
         if let Some(v) = patch.models {
             r.models = v;

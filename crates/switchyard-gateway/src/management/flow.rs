@@ -1,9 +1,13 @@
 //! Flow control, live: every connection's in-flight and queued counts, its gates
 //! and the queue budgets in force (`GET /api/rate-limits`).
 
-use switchyard_types::api::{ConnectionFlowView, GateView, ModelGateView, RateLimitsView};
+use switchyard_types::ErrorCode;
+use switchyard_types::api::{
+    ConnectionFlowView, GateView, ModelGateView, RateLimitToggle, RateLimitToggleResult, RateLimitsView,
+};
 
-use super::ManagementService;
+use super::{ManagementService, MgmtResult};
+use crate::errors::GatewayError;
 
 impl ManagementService {
     /// Every connection's flow control, live, in routing order (priority, id).
@@ -22,6 +26,9 @@ impl ManagementService {
             connections: connections
                 .into_iter()
                 .map(|c| ConnectionFlowView {
+                    protected: crate::routing::connection::is_protected(c, &settings),
+                    protection_forced: c.protection_forced,
+                    paced_until: c.flow.paced_until(self.clock.now_wall()),
                     connection_id: c.id.clone(),
                     provider: c.provider.clone(),
                     name: c.name.clone(),
@@ -39,5 +46,41 @@ impl ManagementService {
                 })
                 .collect(),
         }
+    }
+}
+
+impl ManagementService {
+    /// `POST /api/rate-limits`: forces a connection's rate-limit protection on, or
+    /// back to following the settings (SPEC §4.6: `false` equals unset). A versioned
+    /// connection write like any other (it bumps the connection's version).
+    pub async fn set_rate_limit_protection(
+        &self,
+        toggle: RateLimitToggle,
+    ) -> MgmtResult<RateLimitToggleResult> {
+        let _writing = self.writing().await;
+        let Some(mut record) = self.store.get_connection(&toggle.connection_id).await? else {
+            return Err(GatewayError::new(
+                ErrorCode::NotFound,
+                format!("connection '{}' does not exist", toggle.connection_id),
+            ));
+        };
+        let wanted = toggle.enabled.then_some(true);
+        if record.rate_limit_protection != wanted {
+            record.rate_limit_protection = wanted;
+            record.updated_at = self.clock.now_wall();
+            self.store.put_connection(&record, Some(record.version)).await?;
+            self.reload().await?;
+        }
+        let table = self.routing.load();
+        let protected = table
+            .by_id
+            .get(&toggle.connection_id)
+            .is_some_and(|c| crate::routing::connection::is_protected(c, &self.resilience.settings()));
+        Ok(RateLimitToggleResult {
+            success: true,
+            connection_id: toggle.connection_id,
+            enabled: toggle.enabled,
+            protected,
+        })
     }
 }

@@ -14,6 +14,8 @@
 //!   a cap are refused instead of queued;
 //! - every candidate's queue already holds `maxQueueDepth` → `RATE_LIMIT_QUEUE_FULL`
 //!   at once (the admission check runs before any wait);
+//! - a paced queue (a protected connection the upstream asked to pause) opens when
+//!   the pause ends; the wait counts against the same budget;
 //! - no slot within the connection's `maxWaitMs` → `RATE_LIMIT_QUEUE_TIMEOUT`, or
 //!   `SEMAPHORE_TIMEOUT` when the connection slot was had and the model gate was the
 //!   one still full.
@@ -94,6 +96,7 @@ pub(super) async fn wait_for_slot(
     }
     let _waiting = req.waits.enter();
     let start = state.clock.now_mono();
+    let now = state.clock.now_wall();
     let default_wait = settings.request_queue.max_wait_ms;
     let stages: Vec<WaitStage> = admitted.iter().map(|_| WaitStage::default()).collect();
     let mut lines: FuturesUnordered<_> = admitted
@@ -103,9 +106,20 @@ pub(super) async fn wait_for_slot(
             let c = candidate(i);
             let budget = Duration::from_millis(u64::from(c.connection.flow.max_wait_ms(default_wait)));
             let until = state.clock.sleep_until(start + budget);
+            // A paced queue opens when the upstream's pause ends (on the same clock).
+            let pause = c.connection.flow.paced_until(now).map(|at| {
+                stage.set_paced();
+                let ms = u64::try_from(now.millis_until(at)).unwrap_or(0);
+                state.clock.sleep_until(start + Duration::from_millis(ms))
+            });
             async move {
+                let enter = c.connection.flow.enter_after(&c.model, stage, async {
+                    if let Some(pause) = pause {
+                        pause.await;
+                    }
+                });
                 tokio::select! {
-                    permit = c.connection.flow.enter(&c.model, stage) => Some((i, permit)),
+                    permit = enter => Some((i, permit)),
                     () = until => None,
                 }
             }
@@ -122,7 +136,7 @@ pub(super) async fn wait_for_slot(
     let kind = stages[0].get();
     let waited = c.connection.flow.max_wait_ms(default_wait);
     let code = match kind {
-        GateKind::Connection => ErrorCode::RateLimitQueueTimeout,
+        GateKind::Connection | GateKind::Paced => ErrorCode::RateLimitQueueTimeout,
         GateKind::Model => ErrorCode::SemaphoreTimeout,
     };
     Err(GatewayError::new(
@@ -142,6 +156,7 @@ fn describe(c: &Candidate, kind: GateKind) -> String {
     let what = match kind {
         GateKind::Connection => format!("connection '{}'", c.connection.id),
         GateKind::Model => format!("model '{}' on connection '{}'", c.model, c.connection.id),
+        GateKind::Paced => format!("connection '{}', paused at the upstream's request", c.connection.id),
     };
     format!("{what} ({cap}: {} in flight, {} queued)", flow.in_flight(), flow.queued())
 }

@@ -22,6 +22,7 @@ use super::flow;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
 use crate::errors::{ErrorFormat, GatewayError};
+use crate::routing::connection::pace_budget_ms;
 use crate::routing::{CandidatePlan, UpstreamEndpoint};
 use crate::state::{AppState, GatewayState};
 
@@ -171,6 +172,12 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
         let mut saturated: Vec<usize> = Vec::new();
         while let Some(index) = pending.pop_front() {
             let Some(candidate) = req.plan.candidates.get(index) else { continue };
+            // A paced queue (the upstream asked a protected connection to pause) is
+            // full until the pause ends.
+            if candidate.connection.flow.paced_until(engine.now()).is_some() {
+                saturated.push(index);
+                continue;
+            }
             match candidate.connection.flow.try_enter(&candidate.model) {
                 Ok(slot) => match dispatch(state, req, &targets, index, slot, started, wall_wait).await {
                     Some(AttemptResult::Committed(response)) => return Pass::Done(response),
@@ -236,6 +243,7 @@ async fn dispatch(
     let (candidate, target) = (req.plan.candidates.get(index)?, targets.get(index)?);
     let engine = &state.resilience.engine;
     let permit = engine.begin_since(*target, Some(started)).ok()?;
-    let guard = AttemptGuard::new(engine.clone(), permit, slot);
+    let pace = pace_budget_ms(&candidate.connection, &state.resilience.settings());
+    let guard = AttemptGuard::new(engine.clone(), permit, slot, pace);
     Some(attempt::run(state, req, candidate, guard, wait).await)
 }

@@ -15,19 +15,32 @@ pub struct AttemptGuard {
     engine: Arc<Engine>,
     attempt: Option<Attempt>,
     flow: Option<FlowPermit>,
+    pace_up_to_ms: Option<u32>,
 }
 
 impl AttemptGuard {
-    /// Guards `attempt` and its flow-control `slot`.
-    pub fn new(engine: Arc<Engine>, attempt: Attempt, slot: FlowPermit) -> AttemptGuard {
-        AttemptGuard { engine, attempt: Some(attempt), flow: Some(slot) }
+    /// Guards `attempt` and its flow-control `slot`. `pace_up_to_ms`: the
+    /// connection is under rate-limit protection, and a retry hint up to this far
+    /// away paces its queue instead of cooling it.
+    pub fn new(
+        engine: Arc<Engine>,
+        attempt: Attempt,
+        slot: FlowPermit,
+        pace_up_to_ms: Option<u32>,
+    ) -> AttemptGuard {
+        AttemptGuard { engine, attempt: Some(attempt), flow: Some(slot), pace_up_to_ms }
     }
 
-    /// Asks the engine for the verdict on a failed outcome and applies it. `None`
-    /// when the attempt was already settled.
+    /// Asks the engine for the verdict on a failed outcome and applies it (a pace
+    /// included). `None` when the attempt was already settled.
     pub fn fail(&mut self, outcome: &AttemptOutcome<'_>) -> Option<Recorded> {
-        self.flow.take();
-        self.attempt.take().map(|a| self.engine.judge(a, outcome))
+        let slot = self.flow.take();
+        let recorded =
+            self.attempt.take().map(|a| self.engine.judge_protected(a, outcome, self.pace_up_to_ms))?;
+        if let (Some(at), Some(slot)) = (recorded.paced_until, &slot) {
+            slot.flow().pace_until(at);
+        }
+        Some(recorded)
     }
 
     /// Records a success.

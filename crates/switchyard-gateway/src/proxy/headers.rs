@@ -108,6 +108,7 @@ mod tests {
                 enabled: true,
                 max_concurrent: None,
                 rate_limit_overrides: Default::default(),
+                rate_limit_protection: None,
                 models: vec![],
                 provider_specific: json!({}),
                 created_at: UnixMillis(0),

@@ -83,6 +83,11 @@ pub struct Connection {
     pub provider_specific: Value,
     /// Flow control: gates and live counts (kept across reloads by [`FlowControl`]).
     pub flow: Arc<ConnectionFlow>,
+    /// How the connection authenticates (API-key connections are protected under
+    /// `requestQueue.autoEnableApiKeyProviders`).
+    pub auth_kind: AuthKind,
+    /// Rate-limit protection forced on by the connection.
+    pub protection_forced: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -144,6 +149,20 @@ fn sensitive(value: String) -> Option<HeaderValue> {
     let mut v = HeaderValue::try_from(value).ok()?;
     v.set_sensitive(true);
     Some(v)
+}
+
+/// Whether rate-limit protection is on for `conn` under `settings` (SPEC §4.6): forced
+/// by the connection, or an API-key connection while `autoEnableApiKeyProviders` is
+/// on (the env `RATE_LIMIT_AUTO_ENABLE` wins; already layered into `settings`).
+pub fn is_protected(conn: &Connection, settings: &switchyard_types::ResilienceSettings) -> bool {
+    conn.protection_forced
+        || (settings.request_queue.auto_enable_api_key_providers && conn.auth_kind == AuthKind::ApiKey)
+}
+
+/// The longest retry hint that paces a protected connection's queue (its queue-wait
+/// budget); `None` when the connection is not protected.
+pub fn pace_budget_ms(conn: &Connection, settings: &switchyard_types::ResilienceSettings) -> Option<u32> {
+    is_protected(conn, settings).then(|| conn.flow.max_wait_ms(settings.request_queue.max_wait_ms))
 }
 
 /// The flow-control limits a stored record asks for: the connection cap is the
@@ -208,6 +227,8 @@ impl Connection {
             urls,
             provider_specific: record.provider_specific.clone(),
             flow: flows.configure(&record.id, &flow_limits(record)),
+            auth_kind: record.auth_kind,
+            protection_forced: record.rate_limit_protection == Some(true),
         }
     }
 

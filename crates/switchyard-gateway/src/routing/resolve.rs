@@ -318,6 +318,7 @@ mod tests {
             enabled: true,
             max_concurrent: None,
             rate_limit_overrides: Default::default(),
+            rate_limit_protection: None,
             models: models.iter().map(|m| (*m).to_owned()).collect(),
             provider_specific: json!({}),
             created_at: UnixMillis(0),

@@ -39,6 +39,8 @@ pub struct ConnectionRecord {
     pub max_concurrent: Option<u32>,
     /// Per-model caps and per-connection queue budgets.
     pub rate_limit_overrides: RateLimitOverrides,
+    /// Rate-limit protection forced on (`Some(true)`); `None` follows the settings.
+    pub rate_limit_protection: Option<bool>,
     /// Model catalogue.
     pub models: Vec<String>,
     /// Provider-specific options (a JSON object).
@@ -84,7 +86,8 @@ fn auth_from_str(s: &str) -> AuthKind {
 
 const COLUMNS: &str = "id, provider, api_format, name, auth_kind, api_key, access_token, \
      refresh_token, token_expires_at, base_url, priority, enabled, max_concurrent, \
-     models_json, provider_specific_json, created_at, updated_at, rate_limit_overrides_json";
+     models_json, provider_specific_json, created_at, updated_at, rate_limit_overrides_json, \
+     rate_limit_protection";
 
 fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
     let models: String = row.try_get("models_json")?;
@@ -106,6 +109,7 @@ fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
         enabled: row.try_get("enabled")?,
         max_concurrent: max_concurrent.and_then(|v| u32::try_from(v).ok()),
         rate_limit_overrides: parse_json("connections", "rate_limit_overrides_json", &overrides)?,
+        rate_limit_protection: row.try_get::<Option<bool>, _>("rate_limit_protection")?.filter(|on| *on),
         models: parse_json("connections", "models_json", &models)?,
         provider_specific: parse_json("connections", "provider_specific_json", &specific)?,
         created_at: UnixMillis(row.try_get("created_at")?),
@@ -136,7 +140,7 @@ impl Store {
     pub async fn put_connection(&self, c: &ConnectionRecord, expected: Option<i64>) -> StoreResult<()> {
         let sql = format!(
             "INSERT INTO connections ({COLUMNS}) \
-             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?19 \
+             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?19,?20 \
              WHERE ?18 IS NULL OR EXISTS (SELECT 1 FROM connections WHERE id = ?1) \
              ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, \
              api_format=excluded.api_format, name=excluded.name, auth_kind=excluded.auth_kind, \
@@ -146,6 +150,7 @@ impl Store {
              max_concurrent=excluded.max_concurrent, models_json=excluded.models_json, \
              provider_specific_json=excluded.provider_specific_json, \
              rate_limit_overrides_json=excluded.rate_limit_overrides_json, \
+             rate_limit_protection=excluded.rate_limit_protection, \
              updated_at=excluded.updated_at, version=connections.version + 1 \
              WHERE ?18 IS NULL OR connections.version = ?18"
         );
@@ -169,6 +174,7 @@ impl Store {
             .bind(c.updated_at.0)
             .bind(expected)
             .bind(to_json(&c.rate_limit_overrides))
+            .bind(c.rate_limit_protection.filter(|on| *on))
             .execute(&self.pool)
             .await?;
         stale_unless(done.rows_affected(), || format!("connection '{}'", c.id), expected)

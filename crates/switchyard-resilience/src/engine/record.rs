@@ -6,10 +6,16 @@
 //! out, counts once, so the breaker opens only when the provider fails across its
 //! connections. A failure that holds the HalfOpen probe always reaches the breaker.
 
-use super::{Attempt, Engine, EngineEvent, Inner, breaker_events, lock, plan, read};
+use switchyard_types::UnixMillis;
+use switchyard_types::resilience::{ErrorReason, LockScope};
+
+use super::{Attempt, Engine, EngineEvent, Inner, LockPlan, breaker_events, lock, plan, read};
 use crate::breaker::{BreakerObservation, transition as breaker_transition};
-use crate::classify::{ClassifyContext, Verdict, classify};
-use crate::cooldown::{CooldownFailure, CooldownObservation, LastError, transition as cooldown_transition};
+use crate::classify::hints::HintSource;
+use crate::classify::{Action, ClassifyContext, Verdict, classify};
+use crate::cooldown::{
+    CooldownEffect, CooldownFailure, CooldownObservation, LastError, transition as cooldown_transition,
+};
 use crate::lockout::{LockFailure, LockoutChange};
 use crate::outcome::{AttemptOutcome, AuthCategory};
 
@@ -23,7 +29,13 @@ pub struct Recorded {
     pub verdict: Verdict,
     /// What changed (already passed to the sink).
     pub events: Vec<EngineEvent>,
+    /// A protected connection's queue is paced until then instead of cooled (see
+    /// [`Engine::judge_protected`]).
+    pub paced_until: Option<UnixMillis>,
 }
+
+/// The longest lock a protected connection's long retry hint becomes (24 h).
+pub const PROTECTED_LOCK_MAX_MS: u64 = 86_400_000;
 
 fn error_body<'a>(outcome: &AttemptOutcome<'a>) -> &'a str {
     match *outcome {
@@ -48,7 +60,25 @@ impl Engine {
     /// breaker (and window gate), the connection cooldown and the model lockouts. A
     /// HalfOpen probe that failed for an account-level reason is released; a relayed
     /// answer changes nothing.
-    pub fn judge(&self, mut attempt: Attempt, outcome: &AttemptOutcome<'_>) -> Recorded {
+    pub fn judge(&self, attempt: Attempt, outcome: &AttemptOutcome<'_>) -> Recorded {
+        self.judge_protected(attempt, outcome, None)
+    }
+
+    /// [`Engine::judge`] for a connection under rate-limit protection (SPEC §4.6):
+    /// a rate limit whose retry hint comes from the answer's body (Gemini
+    /// `RetryInfo.retryDelay`, "retry after N s"; a `Retry-After` header keeps the
+    /// connection cooldown of §4.2) and is at most `pace_up_to_ms` away paces the
+    /// connection's queue until then ([`Recorded::paced_until`]; requests wait for it
+    /// rather than fail over to nothing) instead of cooling the connection; a longer
+    /// hint locks just that model on that connection for the hinted time (at most
+    /// 24 h) instead of cooling the whole connection. Neither counts for the breaker:
+    /// the upstream answered, and said when to come back. `None` = not protected.
+    pub fn judge_protected(
+        &self,
+        mut attempt: Attempt,
+        outcome: &AttemptOutcome<'_>,
+        pace_up_to_ms: Option<u32>,
+    ) -> Recorded {
         attempt.done = true;
         let now = self.now();
         let inner = &self.inner;
@@ -63,6 +93,25 @@ impl Engine {
         };
         let verdict = classify(outcome, &cx);
         let mut plan = plan(&verdict, policies.lockout(category), policies.cooldown(category).stall_cooldown);
+        let mut paced_until = None;
+        let mut protected_lock = false;
+        if let (Some(limit), ErrorReason::RateLimit, Some(hint)) =
+            (pace_up_to_ms, verdict.reason, verdict.hint)
+            && hint.source == HintSource::Body
+            && verdict.action != Action::Relay
+        {
+            let wait_ms = hint.remaining_ms(now);
+            plan.breaker = None;
+            plan.cooldown = Some(CooldownEffect::RecordOnly);
+            if wait_ms <= u64::from(limit) {
+                plan.lockout = None;
+                paced_until = Some(hint.at);
+            } else {
+                let ms = u32::try_from(wait_ms.min(PROTECTED_LOCK_MAX_MS)).unwrap_or(u32::MAX);
+                plan.lockout = Some(LockPlan { scope: LockScope::Exact, fixed_ms: Some(ms) });
+                protected_lock = true;
+            }
+        }
         let mut events = Vec::new();
 
         if plan.cooldown.is_some() || plan.lockout.is_some() || plan.breaker.is_some() {
@@ -106,6 +155,7 @@ impl Engine {
                     reason: verdict.reason,
                     hint: verdict.hint,
                     fixed_ms: lp.fixed_ms,
+                    fixed_is_upstream: protected_lock,
                     dispatched_at: attempt.dispatched_at,
                 };
                 let change = e.lockouts.record_failure(&failure, now, policies.lockout(e.config.category));
@@ -135,7 +185,7 @@ impl Engine {
             }
         }
         inner.emit(&events);
-        Recorded { verdict, events }
+        Recorded { verdict, events, paced_until }
     }
 
     /// Records a successful attempt: a HalfOpen probe closes the breaker, counts

@@ -44,6 +44,9 @@ pub enum GateKind {
     Connection,
     /// The cap of the model on this connection.
     Model,
+    /// The connection's queue is paced: the upstream asked for a pause (rate-limit
+    /// protection, SPEC §4.6).
+    Paced,
 }
 
 /// A gate's live numbers.
@@ -72,6 +75,8 @@ pub struct ConnectionFlow {
     dispatched: AtomicU64,
     /// Unix ms of the next announced quota reset; 0 = unknown.
     quota_reset_at: AtomicI64,
+    /// Unix ms until which nothing is dispatched here (protection pacing); 0 = none.
+    paced_until: AtomicI64,
     gates: ArcSwap<Gates>,
 }
 
@@ -86,11 +91,16 @@ impl WaitStage {
 
     /// The gate waited for (the connection gate before the first one is reached).
     pub fn get(&self) -> GateKind {
-        if self.0.load(Ordering::Relaxed) == GateKind::Model as u8 {
-            GateKind::Model
-        } else {
-            GateKind::Connection
+        match self.0.load(Ordering::Relaxed) {
+            x if x == GateKind::Model as u8 => GateKind::Model,
+            x if x == GateKind::Paced as u8 => GateKind::Paced,
+            _ => GateKind::Connection,
         }
+    }
+
+    /// Marks the wait for a paced queue (the caller sleeps until the pace ends).
+    pub fn set_paced(&self) {
+        self.set(GateKind::Paced);
     }
 }
 
@@ -102,6 +112,7 @@ impl ConnectionFlow {
             queued: AtomicU32::new(0),
             dispatched: AtomicU64::new(0),
             quota_reset_at: AtomicI64::new(0),
+            paced_until: AtomicI64::new(0),
             gates: ArcSwap::from_pointee(Gates::default()),
         };
         flow.configure(limits);
@@ -208,6 +219,7 @@ impl ConnectionFlow {
         match kind {
             GateKind::Connection => gates.connection.as_ref().map(|g| g.cap()),
             GateKind::Model => gates.models.get(model).map(|g| g.cap()),
+            GateKind::Paced => None,
         }
     }
 
@@ -238,7 +250,19 @@ impl ConnectionFlow {
     /// in [`Self::queued`] while it waits. Cancel-safe: dropping the future leaves
     /// every line and returns any slot already taken.
     pub async fn enter(self: &Arc<Self>, model: &str, stage: &WaitStage) -> FlowPermit {
+        self.enter_after(model, stage, std::future::ready(())).await
+    }
+
+    /// [`Self::enter`] after `pause` completes (a paced queue: the caller's timer
+    /// until the pace ends), counted in [`Self::queued`] from the start.
+    pub async fn enter_after(
+        self: &Arc<Self>,
+        model: &str,
+        stage: &WaitStage,
+        pause: impl std::future::Future<Output = ()>,
+    ) -> FlowPermit {
         let _waiting = Queued::new(&self.queued);
+        pause.await;
         let gates = self.gates.load_full();
         stage.set(GateKind::Connection);
         let connection = match &gates.connection {
@@ -251,6 +275,18 @@ impl ConnectionFlow {
             None => None,
         };
         FlowPermit::new(self.clone(), [connection, model_slot])
+    }
+
+    /// Paces this connection's queue: nothing is dispatched here before `at` (the
+    /// upstream's retry time; a later pace extends, an earlier one never shortens).
+    pub fn pace_until(&self, at: UnixMillis) {
+        self.paced_until.fetch_max(at.0, Ordering::Relaxed);
+    }
+
+    /// Until when the queue is paced, if it still is at `now`.
+    pub fn paced_until(&self, now: UnixMillis) -> Option<UnixMillis> {
+        let at = self.paced_until.load(Ordering::Relaxed);
+        (at > now.0).then_some(UnixMillis(at))
     }
 
     /// Records the next quota reset the upstream announced for this connection.
@@ -283,6 +319,11 @@ impl FlowPermit {
     /// The connection.
     pub fn connection(&self) -> &str {
         self.flow.id()
+    }
+
+    /// The connection's flow state.
+    pub fn flow(&self) -> &Arc<ConnectionFlow> {
+        &self.flow
     }
 }
 
@@ -346,6 +387,16 @@ mod tests {
         drop(waiter);
         assert_eq!(flow.queued(), 0);
         assert!(flow.try_enter("m").is_ok());
+    }
+
+    #[test]
+    fn a_pace_only_extends() {
+        let flow = ConnectionFlow::new("c", &FlowLimits::default());
+        assert_eq!(flow.paced_until(UnixMillis(0)), None);
+        flow.pace_until(UnixMillis(5_000));
+        flow.pace_until(UnixMillis(2_000));
+        assert_eq!(flow.paced_until(UnixMillis(1_000)), Some(UnixMillis(5_000)));
+        assert_eq!(flow.paced_until(UnixMillis(5_000)), None);
     }
 
     #[test]

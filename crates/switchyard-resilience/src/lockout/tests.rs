@@ -22,6 +22,7 @@ fn fail<'a>(scope: LockScope, model: &'a str, at: UnixMillis) -> LockFailure<'a>
         reason: ErrorReason::RateLimit,
         hint: None,
         fixed_ms: None,
+        fixed_is_upstream: false,
         dispatched_at: at,
     }
 }

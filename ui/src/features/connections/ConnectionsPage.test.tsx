@@ -83,6 +83,7 @@ describe("ConnectionsPage", () => {
         enabled: true,
         maxConcurrent: null,
         rateLimitOverrides: null,
+        rateLimitProtection: null,
         models: ["glm-5", "glm-4.6"],
         providerSpecific: null,
       },
@@ -136,6 +137,27 @@ describe("ConnectionsPage", () => {
     expect(callsOf(calls, "connections_create")[0].args.request).toMatchObject({
       maxConcurrent: 4,
       rateLimitOverrides: { modelConcurrency: { "glm-5": 1, "meta/llama-3": 2, "glm-4.6": 3 }, maxWaitMs: 60000 },
+    });
+  });
+
+  it("forces rate-limit protection on and says when the settings already protect the connection", async () => {
+    const user = userEvent.setup();
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [f.connection({ version: 3 })],
+      connections_update: (a) => f.connection({ id: a.id as string, rateLimitProtection: true, version: 4 }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Edit connection GLM main" }));
+    const flow = screen.getByRole("region", { name: "Flow control" });
+    const toggle = within(flow).getByRole("switch", { name: "Always protect from rate limits" });
+    expect(toggle).not.toBeChecked();
+    expect(toggle).toHaveAccessibleDescription(/API-key connections are protected anyway .* \(it is on\)/);
+    await user.click(toggle);
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    await waitFor(() => expect(callsOf(calls, "connections_update")).toHaveLength(1));
+    expect(callsOf(calls, "connections_update")[0].args).toEqual({
+      id: "glm-main",
+      patch: { rateLimitProtection: true },
+      expectedVersion: 3,
     });
   });
 

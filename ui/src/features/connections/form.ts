@@ -27,6 +27,8 @@ export type ConnectionFormState = {
   baseUrl: string;
   priority: string;
   maxConcurrent: string;
+  /** Rate-limit protection forced on for this connection. */
+  protectionForced: boolean;
   enabled: boolean;
   models: string;
   lowPriorityMode: boolean;
@@ -46,6 +48,7 @@ export const EMPTY_FORM: ConnectionFormState = {
   baseUrl: "",
   priority: "0",
   maxConcurrent: "",
+  protectionForced: false,
   enabled: true,
   models: "",
   lowPriorityMode: false,
@@ -79,6 +82,7 @@ export function formFromConnection(c: ConnectionView): ConnectionFormState {
     baseUrl: c.baseUrl ?? "",
     priority: String(c.priority),
     maxConcurrent: c.maxConcurrent === null ? "" : String(c.maxConcurrent),
+    protectionForced: c.rateLimitProtection === true,
     enabled: c.enabled,
     models: c.models.join("\n"),
     lowPriorityMode: ps.lowPriorityMode === true,
@@ -140,6 +144,7 @@ export function buildCreateRequest(s: ConnectionFormState): Built<ConnectionCrea
       enabled: s.enabled,
       maxConcurrent,
       rateLimitOverrides: Object.keys(overrides).length ? overrides : null,
+      rateLimitProtection: s.protectionForced ? true : null,
       models: models.length ? models : null,
       providerSpecific,
     },
@@ -169,6 +174,7 @@ export function buildPatch(original: ConnectionView, s: ConnectionFormState): Bu
   // connection cap from the config file or the API) is kept as it is.
   const overrides = buildOverrides(s, original.rateLimitOverrides, errors);
   if (!sameOverrides(overrides, original.rateLimitOverrides)) patch.rateLimitOverrides = overrides;
+  if (s.protectionForced !== before.protectionForced) patch.rateLimitProtection = s.protectionForced ? true : null;
   const models = parseModels(s.models);
   if (models.join("\n") !== original.models.join("\n")) patch.models = models;
   if (isClaudeOAuth(original.provider, s.authKind)) {

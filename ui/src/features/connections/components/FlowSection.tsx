@@ -3,7 +3,7 @@
 // (SPEC 4.6). Issues of one model's cap (`/rateLimitOverrides/modelConcurrency/glm-5`)
 // are shown under the caps field, named by their model.
 import type { FieldRange, RateLimitOverrides, ResilienceSettings } from "../../../ipc/bindings";
-import { NumberField, TextField } from "../../../shared/fields";
+import { NumberField, Switch, TextField } from "../../../shared/fields";
 import { formatDuration, formatInt } from "../../../shared/format";
 import type { RangeLookup } from "../../../shared/ranges";
 import type { ConnectionFormState } from "../form";
@@ -34,7 +34,10 @@ export function FlowSection({
   ranges,
   kept,
 }: {
-  state: Pick<ConnectionFormState, "maxConcurrent" | "modelCaps" | "maxWaitMs" | "executionMaxWaitMs">;
+  state: Pick<
+    ConnectionFormState,
+    "maxConcurrent" | "modelCaps" | "maxWaitMs" | "executionMaxWaitMs" | "protectionForced" | "authKind"
+  >;
   onChange: (change: Partial<ConnectionFormState>) => void;
   fieldError: (path: string) => string | undefined;
   /** The models the caps text names (their issues are shown under it). */
@@ -112,6 +115,26 @@ export function FlowSection({
           error={fieldError(EXECUTION_PATH)}
         />
       </div>
+      <Switch
+        id="conn-protection"
+        label="Always protect from rate limits"
+        path="/rateLimitProtection"
+        checked={state.protectionForced}
+        onChange={(v) => onChange({ protectionForced: v })}
+        help={
+          <>
+            A protected connection that answers 429 with a retry time in its error body (for example Gemini&apos;s
+            retryDelay) pauses its queue until then — requests wait here instead of the connection being cooled — and a
+            retry time longer than the queue wait budget locks just that model on this connection.{" "}
+            {state.authKind === "api_key"
+              ? `API-key connections are protected anyway while Resilience → Request queue → Auto-enable for API-key connections is on${
+                  queue === undefined ? "" : queue.autoEnableApiKeyProviders ? " (it is on)" : " (it is off)"
+                }.`
+              : "Off: this connection follows its cooldowns."}
+          </>
+        }
+        error={fieldError("/rateLimitProtection")}
+      />
       {kept?.maxConcurrent != null && (
         <p className="field-help">
           A second cap of {formatInt(kept.maxConcurrent)} set through the API or the config file
