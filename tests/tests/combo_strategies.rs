@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use switchyard_gateway::clock::{Clock, SystemClock};
 use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
 use switchyard_tests::{TestGateway, client_key_toml};
 
@@ -153,7 +154,8 @@ async fn least_used_and_p2c_keep_away_from_the_busy_connection() {
 async fn reset_aware_prefers_the_soonest_announced_reset() {
     let t = three("").await;
     t.combo("ra", "reset-aware", None).await;
-    let now_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    // The gateway under test runs on the system clock; read it the same way.
+    let now_s = u64::try_from(SystemClock.now_wall().0 / 1000).unwrap_or(0);
     t.fakes[0].set_default(
         ok_reply().with_header("anthropic-ratelimit-unified-reset", &(now_s + 7_200).to_string()),
     );

@@ -52,9 +52,11 @@ pub struct GatewayProcess {
 }
 
 /// The config file: one client key, the fast upstream in both formats, and the
-/// slow upstream as its own Anthropic-format provider.
-fn config_toml(fast: SocketAddr, slow: SocketAddr) -> String {
-    format!(
+/// slow upstream as its own Anthropic-format provider; with `flow`, also the two
+/// flow-control connections (gated, capped). A baseline build from before flow
+/// control would refuse their `rate_limit_overrides`, so it gets the file without.
+fn config_toml(fast: SocketAddr, slow: SocketAddr, flow: bool) -> String {
+    let mut text = format!(
         r#"[[api_keys]]
 name = "bench"
 key = "{CLIENT_KEY}"
@@ -72,6 +74,18 @@ provider = "anthropic"
 api_key = "upstream-key"
 base_url = "http://{fast}"
 
+[[connections]]
+id = "slow-anthropic"
+provider = "anthropic-slow"
+api_format = "anthropic"
+api_key = "upstream-key"
+base_url = "http://{slow}"
+models = ["{SLOW_MODEL}"]
+"#
+    );
+    if flow {
+        text.push_str(&format!(
+            r#"
 [[connections]]
 id = "fast-gated"
 provider = "gated"
@@ -91,17 +105,11 @@ api_key = "upstream-key"
 base_url = "http://{fast}/v1"
 models = ["{CAPPED_MODEL}"]
 max_concurrent = {cap}
-
-[[connections]]
-id = "slow-anthropic"
-provider = "anthropic-slow"
-api_format = "anthropic"
-api_key = "upstream-key"
-base_url = "http://{slow}"
-models = ["{SLOW_MODEL}"]
 "#,
-        cap = crate::flow::SATURATED_CAP
-    )
+            cap = crate::flow::SATURATED_CAP
+        ));
+    }
+    text
 }
 
 /// A free loopback port (bound and released; the gateway binds it right after).
@@ -111,7 +119,13 @@ fn free_port() -> anyhow::Result<u16> {
 
 impl GatewayProcess {
     /// Writes the config, starts `bin serve ...` and waits until it answers.
-    pub async fn start(bin: &Path, fast: SocketAddr, slow: SocketAddr) -> anyhow::Result<GatewayProcess> {
+    /// `flow`: include the flow-control connections (see [`config_toml`]).
+    pub async fn start(
+        bin: &Path,
+        fast: SocketAddr,
+        slow: SocketAddr,
+        flow: bool,
+    ) -> anyhow::Result<GatewayProcess> {
         if !bin.is_file() {
             bail!(
                 "gateway binary not found at {}; build it with `cargo build --release -p switchyard-gateway` \
@@ -121,7 +135,7 @@ impl GatewayProcess {
         }
         let data_dir = tempfile::Builder::new().prefix("switchyard-bench-").tempdir()?;
         let config = data_dir.path().join("bench.toml");
-        std::fs::write(&config, config_toml(fast, slow))?;
+        std::fs::write(&config, config_toml(fast, slow, flow))?;
         let log_path = data_dir.path().join("gateway.log");
         let log = std::fs::File::create(&log_path)?;
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));

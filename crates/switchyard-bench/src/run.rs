@@ -315,7 +315,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let slow =
         FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
             .await?;
-    let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr()).await?;
+    let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr(), true).await?;
     let relay = RelayProcess::start(relay_exe, fast.addr()).await?;
     eprintln!(
         "[bench] gateway pid {} on {}; fake upstream on {}; relay on {}",
@@ -328,7 +328,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     // fails here, with the tail of its log, before anything is measured.
     let base_gw = match &settings.baseline {
         Some(b) => {
-            let base_gw = GatewayProcess::start(&b.bin, fast.addr(), slow.addr())
+            let base_gw = GatewayProcess::start(&b.bin, fast.addr(), slow.addr(), false)
                 .await
                 .with_context(|| format!("starting the baseline gateway {}", b.bin.display()))?;
             eprintln!(

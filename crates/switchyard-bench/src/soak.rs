@@ -145,7 +145,7 @@ pub async fn run(settings: SoakSettings, gateway_bin: &std::path::Path) -> anyho
     let fast = FakeUpstream::start(Pace::Fast).await?;
     // The slow upstream is part of the gateway's config; the soak does not use it.
     let slow = FakeUpstream::start(Pace::Fast).await?;
-    let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr()).await?;
+    let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr(), false).await?;
     eprintln!(
         "[soak] gateway pid {} on {}; {} req/s for {:.0} s, a sample every {:.0} s",
         gw.pid(),
