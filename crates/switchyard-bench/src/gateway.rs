@@ -313,16 +313,19 @@ mod tests {
 
     #[test]
     fn config_parses_as_toml_with_five_connections() -> anyhow::Result<()> {
-        let text = config_toml("127.0.0.1:1".parse()?, "127.0.0.1:2".parse()?);
-        let doc: toml::Table = toml::from_str(&text)?;
-        let conns = doc["connections"].as_array().map(Vec::len);
-        assert_eq!(conns, Some(5));
+        let (fast, slow) = ("127.0.0.1:1".parse()?, "127.0.0.1:2".parse()?);
+        let doc: toml::Table = toml::from_str(&config_toml(fast, slow, true))?;
+        assert_eq!(doc["connections"].as_array().map(Vec::len), Some(5));
         assert_eq!(doc["connections"][0]["base_url"].as_str(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(doc["connections"][2]["base_url"].as_str(), Some("http://127.0.0.1:2"));
+        let gated = &doc["connections"][3]["rate_limit_overrides"]["model_concurrency"][GATED_MODEL];
+        assert_eq!(gated.as_integer(), Some(10_000));
+        let plain: toml::Table = toml::from_str(&config_toml(fast, slow, false))?;
         assert_eq!(
-            doc["connections"][2]["rate_limit_overrides"]["model_concurrency"][GATED_MODEL].as_integer(),
-            Some(10_000)
+            plain["connections"].as_array().map(Vec::len),
+            Some(3),
+            "a baseline gets no flow connections"
         );
-        assert_eq!(doc["connections"][4]["base_url"].as_str(), Some("http://127.0.0.1:2"));
         Ok(())
     }
 }
