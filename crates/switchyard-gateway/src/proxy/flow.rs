@@ -166,14 +166,7 @@ fn describe_all(req: &ForwardRequest, indices: &[usize]) -> String {
         .iter()
         .map(|&i| {
             let c = &req.plan.candidates[i];
-            let kind = if c.connection.flow.cap_of(GateKind::Connection, &c.model).is_some()
-                && c.connection.flow.gate_stats().is_some_and(|g| g.in_flight >= g.cap)
-            {
-                GateKind::Connection
-            } else {
-                GateKind::Model
-            };
-            describe(c, kind)
+            describe(c, c.connection.flow.full_gate(&c.model).unwrap_or(GateKind::Paced))
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -206,11 +206,17 @@ impl ConnectionFlow {
         out
     }
 
-    /// Whether a request for `model` would wait here now.
-    pub fn is_saturated(&self, model: &str) -> bool {
+    /// The gate a request for `model` would wait for here now, if any (the
+    /// connection's first: requests take it first).
+    pub fn full_gate(&self, model: &str) -> Option<GateKind> {
         let gates = self.gates.load();
-        gates.connection.as_ref().is_some_and(|g| !g.has_room())
-            || gates.models.get(model).is_some_and(|g| !g.has_room())
+        if gates.connection.as_ref().is_some_and(|g| !g.has_room()) {
+            Some(GateKind::Connection)
+        } else if gates.models.get(model).is_some_and(|g| !g.has_room()) {
+            Some(GateKind::Model)
+        } else {
+            None
+        }
     }
 
     /// The cap of the gate of `kind` for `model`, for messages.
@@ -316,11 +322,6 @@ impl FlowPermit {
         FlowPermit { flow, _slots: slots }
     }
 
-    /// The connection.
-    pub fn connection(&self) -> &str {
-        self.flow.id()
-    }
-
     /// The connection's flow state.
     pub fn flow(&self) -> &Arc<ConnectionFlow> {
         &self.flow
@@ -350,7 +351,7 @@ mod tests {
         let flow = Arc::new(ConnectionFlow::new("c", &FlowLimits::default()));
         let permits: Vec<_> = (0..100).filter_map(|_| flow.try_enter("m").ok()).collect();
         assert_eq!((flow.in_flight(), flow.dispatched()), (100, 100));
-        assert!(!flow.is_gated("m") && !flow.is_saturated("m"));
+        assert!(!flow.is_gated("m") && flow.full_gate("m").is_none());
         drop(permits);
         assert_eq!(flow.in_flight(), 0);
     }
@@ -369,7 +370,7 @@ mod tests {
         let others: Vec<_> = (0..2).filter_map(|_| flow.try_enter("glm-4.6").ok()).collect();
         assert_eq!(others.len(), 2);
         assert_eq!(flow.try_enter("glm-4.6").err(), Some(GateKind::Connection));
-        assert!(flow.is_saturated("glm-4.6"));
+        assert_eq!(flow.full_gate("glm-4.6"), Some(GateKind::Connection));
     }
 
     #[test]

@@ -35,11 +35,6 @@ pub struct FlowControl {
 }
 
 impl FlowControl {
-    /// Flow control whose strategies draw from `seed` (tests).
-    pub fn seeded(seed: u64) -> FlowControl {
-        FlowControl { connections: RwLock::default(), strategies: Strategies::seeded(seed) }
-    }
-
     /// The flow state of connection `id`, configured with `limits` (created on first
     /// use; gates resized in place afterwards).
     pub fn configure(&self, id: &str, limits: &FlowLimits) -> Arc<ConnectionFlow> {
