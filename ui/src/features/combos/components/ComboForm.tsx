@@ -15,6 +15,7 @@ import { usePutCombo, useReloadCombos } from "../api";
 import { buildCombo, comboPaths, formFromCombo, NEW_COMBO, sameComboField, type ComboForm as FormState } from "../form";
 import { ORDER_ONLY, STRATEGIES, strategyInfo } from "../strategies";
 import { TargetsEditor } from "./TargetsEditor";
+import { EditorActions } from "../../../shared/EditorActions";
 
 export function ComboForm({
   combo,
@@ -143,17 +144,7 @@ export function ComboForm({
           onReindex={errors.clear}
         />
         {changedElsewhere && <ChangedElsewhere what="This combo" title={title} busy={busy} onReload={() => void reload()} />}
-        <div className="card-actions">
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            Save
-          </button>
-          <button type="button" className="btn btn-ghost" onClick={onCancel}>
-            Cancel
-          </button>
-          <span className="card-status" role="status">
-            {reloading ? "Reloading…" : busy ? "Saving…" : status}
-          </span>
-        </div>
+        <EditorActions busy={busy} reloading={reloading} status={status} onCancel={onCancel} />
       </form>
     </section>
   );

@@ -22,6 +22,7 @@ import {
 import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, modelCapPath, parseModelCaps } from "../overrides";
 import { ClaudeSection } from "./ClaudeSection";
 import { FlowSection } from "./FlowSection";
+import { EditorActions } from "../../../shared/EditorActions";
 
 const KNOWN_PROVIDERS = ["anthropic", "openai", "openai-compatible", "glm", "openrouter", "ollama", "lmstudio"];
 
@@ -293,17 +294,7 @@ export function ConnectionForm({
         {changedElsewhere && (
           <ChangedElsewhere what="This connection" title={title} busy={busy} onReload={() => void reload()} />
         )}
-        <div className="card-actions">
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            Save
-          </button>
-          <button type="button" className="btn btn-ghost" onClick={onCancel}>
-            Cancel
-          </button>
-          <span className="card-status" role="status">
-            {reloading ? "Reloading…" : busy ? "Saving…" : status}
-          </span>
-        </div>
+        <EditorActions busy={busy} reloading={reloading} status={status} onCancel={onCancel} />
       </form>
     </section>
   );
