@@ -145,6 +145,19 @@ impl TestGateway {
         response.json().await.unwrap_or_else(|e| panic!("GET {path} not JSON: {e}"))
     }
 
+    /// `PATCH /api/resilience` with a partial settings document, asserting 200.
+    pub async fn patch_settings(&self, patch: &Value) {
+        let response = self
+            .mgmt(reqwest::Method::PATCH, "/api/resilience")
+            .json(patch)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("PATCH /api/resilience failed: {e}"));
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        assert_eq!(status, 200, "PATCH /api/resilience {patch}: {body}");
+    }
+
     /// A connection's entry in `GET /api/resilience/cooldowns` (`Null` when absent).
     pub async fn cooldown_of(&self, connection: &str) -> Value {
         let list = self.mgmt_json("/api/resilience/cooldowns").await;

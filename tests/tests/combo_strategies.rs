@@ -260,6 +260,7 @@ mod cooldown_wait {
         assert_eq!(fake.calls(), 2, "re-dispatched once the cooldown lapsed");
     }
 
+    // settings-test: /comboCooldownWait/enabled
     #[tokio::test]
     async fn exhausted_quota_is_not_waited_for_and_a_disabled_wait_answers_at_once() {
         let fake = FakeUpstream::start(Reply::json(
@@ -285,6 +286,62 @@ mod cooldown_wait {
         assert_eq!(fake.calls(), 1);
     }
 
+    /// A combo request against an upstream that always answers a 2 s rate limit:
+    /// how many dispatches it makes before the wait gives up, and the final answer.
+    async fn dispatches_until_refused(tail: &str) -> (usize, u16, Option<String>) {
+        let limited = Reply::json(429, wire::openai_error("rate_limit_exceeded", "slow down"))
+            .with_header("retry-after", "2");
+        let fake = FakeUpstream::start(limited).await;
+        let (gw, clock) = start(&fake, tail).await;
+        let request = gw.post_in_background("/v1/chat/completions", &chat("c"));
+        loop {
+            let calls = fake.calls();
+            let mut armed = None;
+            // Real-time poll: either the gateway arms its next wait or it answers.
+            for _ in 0..500 {
+                armed = clock
+                    .pending_in()
+                    .into_iter()
+                    .find(|d| (Duration::from_secs(1)..=Duration::from_secs(10)).contains(d));
+                if armed.is_some() || request.is_finished() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let Some(wait) = armed else { break };
+            clock.advance(wait);
+            assert!(fake.wait_until(Duration::from_secs(5), |f| f.calls() > calls).await, "no re-dispatch");
+        }
+        assert!(request.is_finished(), "neither waiting nor answered");
+        let response = request.await.unwrap_or_else(|e| panic!("{e}"));
+        let code =
+            response.headers().get("x-switchyard-error").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        (fake.calls(), response.status().as_u16(), code)
+    }
+
+    // settings-test: /comboCooldownWait/maxAttempts /comboCooldownWait/budgetMs
+    #[tokio::test]
+    async fn the_wait_stops_after_max_attempts_or_when_its_budget_is_spent() {
+        let refused = Some("combo_rate_limited".to_owned());
+        assert_eq!(
+            dispatches_until_refused("[resilience.comboCooldownWait]\nmaxAttempts = 2\n").await,
+            (3, 429, refused.clone()),
+            "two waits, three dispatches"
+        );
+        assert_eq!(
+            dispatches_until_refused("[resilience.comboCooldownWait]\nmaxAttempts = 4\n").await,
+            (5, 429, refused.clone()),
+            "four waits, five dispatches"
+        );
+        assert_eq!(
+            dispatches_until_refused("[resilience.comboCooldownWait]\nmaxWaitMs = 2500\nbudgetMs = 3000\n")
+                .await,
+            (2, 429, refused),
+            "a second 2 s wait would spend 4 s of a 3 s budget"
+        );
+    }
+
+    // settings-test: /comboCooldownWait/maxWaitMs
     #[tokio::test]
     async fn a_cooldown_longer_than_max_wait_is_refused_with_its_retry_time() {
         let fake = FakeUpstream::start(ok_reply()).await;

@@ -7,7 +7,6 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use reqwest::Method;
 use serde_json::{Value, json};
 use switchyard_gateway::{Gateway, GatewayConfig};
 use switchyard_testkit::{FakeUpstream, Reply, wire};
@@ -45,16 +44,6 @@ async fn stored_row(gw: &TestGateway) -> Option<(String, i64)> {
         .fetch_optional(&pool)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
-}
-
-async fn patch_settings(gw: &TestGateway, body: Value) {
-    let response = gw
-        .mgmt(Method::PATCH, "/api/resilience")
-        .json(&body)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("PATCH failed: {e}"));
-    assert_eq!(response.status(), 200, "PATCH /api/resilience {body}");
 }
 
 const LOCKOUT_ON: &str = "[resilience.modelLockout]\nenabled = true\nbaseCooldownMs = 60000\n\n\
@@ -95,11 +84,9 @@ async fn fields_the_table_does_not_name_keep_their_stored_values_across_restarts
     let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
     let file = config(&up, LOCKOUT_ON);
     let mut first = TestGateway::start(&file).await;
-    patch_settings(
-        &first,
-        json!({"requestQueue": {"maxWaitMs": 7000}, "modelLockout": {"maxBackoffSteps": 3}}),
-    )
-    .await;
+    first
+        .patch_settings(&json!({"requestQueue": {"maxWaitMs": 7000}, "modelLockout": {"maxBackoffSteps": 3}}))
+        .await;
     let row = stored_row(&first).await;
     let data = first.dir.path().join("data");
 
@@ -113,7 +100,7 @@ async fn fields_the_table_does_not_name_keep_their_stored_values_across_restarts
     assert_eq!(s["modelLockout"]["enabled"], true);
 
     // A field the file names is the file's again at the next start; the rest stays.
-    patch_settings(&second, json!({"modelLockout": {"enabled": false}, "sessionAffinityTtlMs": 60000})).await;
+    second.patch_settings(&json!({"modelLockout": {"enabled": false}, "sessionAffinityTtlMs": 60000})).await;
     let mut third = restart(&mut second, &data, &file).await;
     assert_eq!(third.gateway().imported_changes(), 1);
     let s = third.mgmt_json("/api/resilience").await;
@@ -140,7 +127,7 @@ async fn fields_the_table_does_not_name_keep_their_stored_values_across_restarts
 async fn a_bad_table_names_every_bad_field_and_changes_nothing() {
     let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
     let mut gw = TestGateway::start(&config(&up, "")).await;
-    patch_settings(&gw, json!({"requestQueue": {"maxWaitMs": 7000}})).await;
+    gw.patch_settings(&json!({"requestQueue": {"maxWaitMs": 7000}})).await;
     let row = stored_row(&gw).await;
     assert!(row.is_some());
     gw.shutdown().await;
@@ -223,14 +210,11 @@ async fn a_stored_document_from_a_newer_version_keeps_every_known_value() {
 
     let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
     let mut gw = TestGateway::start(&config(&up, "")).await;
-    patch_settings(
-        &gw,
-        json!({
-            "requestQueue": {"maxWaitMs": 7000},
-            "modelLockout": {"enabled": true, "errorCodes": [429, 503]},
-            "streamRecovery": {"readinessBudgetMs": 20000},
-        }),
-    )
+    gw.patch_settings(&json!({
+        "requestQueue": {"maxWaitMs": 7000},
+        "modelLockout": {"enabled": true, "errorCodes": [429, 503]},
+        "streamRecovery": {"readinessBudgetMs": 20000},
+    }))
     .await;
     // What a newer version might write: new groups and fields, and a field whose
     // type changed.
@@ -282,7 +266,7 @@ async fn a_stored_value_out_of_range_does_not_block_later_patches() {
         json!({"streamRecovery": {"readinessBudgetMs": 9_999_999}, "requestQueue": {"maxWaitMs": 7000}});
     store.put_setting("resilience", &doc, UnixMillis(1), None).await.unwrap_or_else(|e| panic!("{e}"));
     // A patch of another field is accepted; the stored value is brought into range.
-    patch_settings(&gw, json!({"sessionAffinityTtlMs": 60_000})).await;
+    gw.patch_settings(&json!({"sessionAffinityTtlMs": 60_000})).await;
     let s = gw.mgmt_json("/api/resilience").await;
     assert_eq!(s["sessionAffinityTtlMs"], 60_000);
     assert_eq!(s["requestQueue"]["maxWaitMs"], 7000);

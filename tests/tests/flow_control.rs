@@ -125,6 +125,7 @@ async fn a_model_cap_holds_for_that_model_only() {
     }
 }
 
+// settings-test: /requestQueue/maxQueueDepth
 #[tokio::test]
 async fn a_full_queue_refuses_at_once_and_sends_nothing_upstream() {
     let hold = Hold::new();
@@ -198,6 +199,48 @@ async fn execution_over_its_bound_is_a_504_that_cools_nothing() {
     assert!(body["error"]["message"].as_str().unwrap_or_default().contains("20000 ms"), "{body}");
     assert_eq!(upstream.calls(), 1, "no failover, no retry");
     assert_eq!(gw.cooldown_of("c1").await["status"], "active");
+}
+
+// settings-test: /quotaShareConcurrencyLimit/enabled
+// settings-test: /requestQueue/maxWaitMs
+#[tokio::test]
+async fn the_queue_wait_setting_bounds_connections_without_their_own() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let (gw, clock) = manual(&one_connection(&upstream.url(), "max_concurrent = 1", "")).await;
+    gw.patch_settings(&json!({"requestQueue": {"maxWaitMs": 3000}})).await;
+    let first = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    let flow = until_flow(&gw, "c1", "1 queued", |f| f["queued"] == 1).await;
+    assert_eq!(flow["maxWaitMs"], 3000, "the setting is in force: {flow}");
+    clock.advance(Duration::from_millis(2_999));
+    assert_eq!(flow_of(&gw, "c1").await["queued"], 1, "still waiting at 2.999 s (the default is 30 s)");
+    clock.advance(Duration::from_millis(1));
+    let (status, body) = status_and_body(second).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (503, Some("RATE_LIMIT_QUEUE_TIMEOUT")), "{body}");
+    assert_eq!(upstream.calls(), 1, "nothing over the wait reached the upstream");
+    hold.open();
+    assert_eq!(status_and_body(first).await.0, 200);
+}
+
+// settings-test: /requestQueue/executionMaxWaitMs
+#[tokio::test]
+async fn the_execution_bound_setting_applies_to_connections_without_their_own() {
+    let upstream = FakeUpstream::start(Reply::Silent).await;
+    let (gw, clock) = manual(&one_connection(&upstream.url(), "", "")).await;
+    gw.patch_settings(&json!({"requestQueue": {"executionMaxWaitMs": 8000}})).await;
+    assert_eq!(flow_of(&gw, "c1").await["executionMaxWaitMs"], 8000);
+    let request = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.calls() == 1).await);
+    clock.advance(Duration::from_millis(8_000));
+    let (status, body) = status_and_body(request).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (504, Some("RATE_LIMIT_EXECUTION_TIMEOUT")),
+        "{body}"
+    );
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("8000 ms"), "{body}");
 }
 
 #[tokio::test]
@@ -316,6 +359,7 @@ mod protection {
         assert_eq!(upstream.calls(), 2);
     }
 
+    // settings-test: /requestQueue/autoEnableApiKeyProviders
     #[tokio::test]
     async fn without_protection_the_same_hint_cools_the_connection() {
         let upstream = FakeUpstream::start(ok_reply()).await;

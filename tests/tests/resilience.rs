@@ -282,6 +282,7 @@ async fn a_bad_settings_patch_is_rejected_whole() {
     );
 }
 
+// settings-test: /streamRecovery/stallBudgetMs
 #[tokio::test]
 async fn a_stalled_stream_ends_with_an_error_event_and_records_without_cooling() {
     let frames = wire::anthropic_sse("claude-x", "partial");

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::Method;
 use serde_json::{Value, json};
 use switchyard_gateway::clock::ManualClock;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
@@ -34,12 +33,6 @@ async fn start(config: &str) -> (TestGateway, Arc<ManualClock>) {
     let clock = clock();
     let c = clock.clone();
     (TestGateway::start_with(config, move |cfg| cfg.clock = c).await, clock)
-}
-
-async fn patch_settings(gw: &TestGateway, patch: Value) {
-    let response = gw.mgmt(Method::PATCH, "/api/resilience").json(&patch).send().await;
-    let response = response.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(response.status(), 200, "{}", text(response).await);
 }
 
 /// A port nothing listens on.
@@ -130,6 +123,41 @@ async fn silence_before_the_first_byte_fails_over_within_the_readiness_budget_an
     );
 }
 
+// settings-test: /streamRecovery/readinessBudgetMs
+#[tokio::test]
+async fn the_readiness_budget_setting_sets_when_a_silent_stream_fails_over() {
+    let a = FakeUpstream::start(Reply::Silent).await;
+    let b = FakeUpstream::start(Reply::sse(wire::anthropic_sse("claude-sonnet-4-6", "from b"))).await;
+    let (gw, clock) = start(&two_keys(&a.url(), &b.url())).await;
+    gw.patch_settings(&json!({"streamRecovery": {"readinessBudgetMs": 5000}})).await;
+    let pending = gw.post_in_background("/v1/messages", &request("claude-sonnet-4-6", true));
+    assert!(a.wait_until(Duration::from_secs(5), |f| f.calls() == 1).await);
+    clock.advance_ms(4_999);
+    assert!(!b.wait_until(Duration::from_millis(100), |f| f.calls() > 0).await, "failed over before 5 s");
+    clock.advance_ms(1);
+    let response = pending.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.headers()["x-switchyard-connection"], "key-b");
+    assert!(text(response).await.contains("from b"));
+}
+
+// settings-test: /streamRecovery/attemptDeadlineMs
+#[tokio::test]
+async fn the_attempt_deadline_setting_bounds_a_plain_answer_that_never_comes() {
+    let a = FakeUpstream::start(Reply::Silent).await;
+    let b = FakeUpstream::start(ok_b()).await;
+    let (gw, clock) = start(&two_keys(&a.url(), &b.url())).await;
+    gw.patch_settings(&json!({"streamRecovery": {"attemptDeadlineMs": 20000}})).await;
+    let pending = gw.post_in_background("/v1/messages", &request("claude-sonnet-4-6", false));
+    assert!(a.wait_until(Duration::from_secs(5), |f| f.calls() == 1).await);
+    clock.advance_ms(19_999);
+    assert!(!b.wait_until(Duration::from_millis(100), |f| f.calls() > 0).await, "gave up before 20 s");
+    clock.advance_ms(1);
+    let response = pending.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-switchyard-connection"], "key-b");
+    assert_eq!(gw.cooldown_of("key-a").await["lastErrorKind"], "timeout");
+}
+
 #[tokio::test]
 async fn a_404_fails_over_locks_that_model_on_that_connection_and_spares_the_others() {
     let a =
@@ -137,7 +165,7 @@ async fn a_404_fails_over_locks_that_model_on_that_connection_and_spares_the_oth
     a.push(Reply::json(404, wire::anthropic_error("not_found_error", "model: claude-opus-4-1")));
     let b = FakeUpstream::start(ok_b()).await;
     let (gw, _clock) = start(&two_keys(&a.url(), &b.url())).await;
-    patch_settings(&gw, json!({"modelLockout": {"enabled": true}})).await;
+    gw.patch_settings(&json!({"modelLockout": {"enabled": true}})).await;
     let response = gw.post("/v1/messages", &request("claude-opus-4-1", false)).await;
     assert_eq!(response.status(), 200, "the same request is served by the next target");
     assert_eq!(response.headers()["x-switchyard-connection"], "key-b");
@@ -201,7 +229,7 @@ async fn a_quota_429_on_one_model_locks_its_family_on_that_connection() {
     );
     let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("glm", "from b"))).await;
     let (gw, _clock) = start(&glm_config(&a.url(), &b.url())).await;
-    patch_settings(&gw, json!({"modelLockout": {"enabled": true}})).await;
+    gw.patch_settings(&json!({"modelLockout": {"enabled": true}})).await;
     let response = gw.post("/v1/messages", &request("glm/glm-5", false)).await;
     assert_eq!(response.headers()["x-switchyard-connection"], "glm-b");
     // The sibling model shares the plan's quota: it does not go to glm-a either.
@@ -221,9 +249,8 @@ async fn an_operator_rule_on_a_400_with_a_text_marker_cools_and_fails_over() {
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await;
     assert_eq!(response.status(), 400);
     assert_eq!(b.calls(), 0);
-    patch_settings(
-        &gw,
-        json!({"providerErrorRules": [{"provider": "anthropic", "status": 400, "match": "plan limit", "scope": "connection", "cooldownMs": 90000}]}),
+    gw.patch_settings(
+        &json!({"providerErrorRules": [{"provider": "anthropic", "status": 400, "match": "plan limit", "scope": "connection", "cooldownMs": 90000}]}),
     )
     .await;
     let response = gw.post("/v1/messages", &request("claude-sonnet-4-6", false)).await;

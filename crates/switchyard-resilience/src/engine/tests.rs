@@ -13,6 +13,8 @@ use crate::candidates::Decision;
 use crate::clock::ManualClock;
 use crate::outcome::{AttemptOutcome, TransportFailure};
 
+mod settings;
+
 const T0: UnixMillis = UnixMillis(1_772_366_400_000);
 
 struct Rig {
@@ -302,6 +304,7 @@ fn model_lockouts_lock_the_family_list_decay_and_clear() {
     assert!(r.engine.lockouts().is_empty());
 }
 
+// settings-test: /streamStallCooldown/enabled
 #[test]
 fn stream_stalls_record_without_cooling_unless_enabled() {
     let r = rig();
