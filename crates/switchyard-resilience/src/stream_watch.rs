@@ -9,6 +9,8 @@
 //!
 //! Pure; total (a payload that is not JSON, such as Chat's `[DONE]`, is progress).
 
+pub mod throughput;
+
 use serde::Deserialize;
 
 /// Event names and JSON `type`s that are only keep-alives.

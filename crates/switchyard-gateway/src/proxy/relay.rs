@@ -14,7 +14,13 @@
 //! stream that released no model progress (judged per event by
 //! [`super::sse::ProgressWatch`]; heartbeats never count, reasoning does) within the
 //! stall budget, and records a stall on the engine (the error is recorded on the
-//! connection; it cools only if `streamStallCooldown.enabled`). The hard per-attempt
+//! connection; it cools only if `streamStallCooldown.enabled`). The throughput
+//! watchdog (off by default; [`switchyard_resilience::stream_watch::throughput`])
+//! ends a stream whose assistant text arrives under its minimum rate, judged as
+//! frames arrive, and records it the same way (log kind `stream_too_slow`). It
+//! needs a warm-up and a full window, so it always acts after the commit: the
+//! client gets the frames that came with the verdict and then one error event;
+//! there is no blind retry of a stream the client has partly seen. The hard per-attempt
 //! deadline ends any body that outlives it. A stream the upstream breaks mid-way is a
 //! server-side failure of the connection (cooldown, breaker count); a client that
 //! leaves records nothing. The engine attempt is settled exactly once, when the
@@ -27,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::Stream;
+use switchyard_resilience::stream_watch::throughput::TooSlow;
 use switchyard_resilience::{AttemptOutcome, TransportFailure};
 use switchyard_types::ClientFormat;
 
@@ -63,6 +70,8 @@ pub struct Relay {
     clock: Arc<dyn GatewayClock>,
     stall: Option<StallWatch>,
     deadline: Wait,
+    /// The throughput watchdog's verdict, found while framing a chunk.
+    too_slow: Option<TooSlow>,
     finished: bool,
 }
 
@@ -114,6 +123,7 @@ impl Relay {
             deadline: parts.clock.sleep_until(parts.deadline),
             clock: parts.clock,
             stall,
+            too_slow: None,
             finished: false,
         };
         relay.check_complete();
@@ -124,10 +134,14 @@ impl Relay {
     fn frame(&mut self, chunk: Bytes) -> Result<Bytes, ()> {
         let Some((framing, watch)) = self.sse.as_mut() else { return Ok(chunk) };
         let out = framing.push(chunk).map_err(|_| ())?;
-        if watch.saw_progress(&out)
+        let now = self.clock.now_mono();
+        if watch.saw_progress(&out, now)
             && let Some(stall) = self.stall.as_mut()
         {
-            stall.last_progress = self.clock.now_mono();
+            stall.last_progress = now;
+        }
+        if self.too_slow.is_none() {
+            self.too_slow = watch.too_slow(now);
         }
         Ok(out)
     }
@@ -164,6 +178,25 @@ impl Relay {
             Some(_) => Ok(stream_error_frame(self.format, message)),
             None => Err(std::io::Error::other(message.to_owned())),
         })
+    }
+
+    /// Ends a stream the throughput watchdog found too slow: the frames that came
+    /// with the verdict go out first, then one error event.
+    fn fail_too_slow(&mut self, slow: TooSlow, frames: Bytes) -> Option<Result<Bytes, std::io::Error>> {
+        tracing::warn!(event = "stream.too_slow", bytes = slow.bytes, window_ms = slow.window_ms);
+        let message = format!(
+            "the upstream produced {} bytes of text in the last {} ms, under the throughput minimum of {}; retry the request",
+            slow.bytes, slow.window_ms, slow.required_bytes
+        );
+        match self.fail("stream_too_slow", &message, AttemptOutcome::StreamStall) {
+            Some(Ok(error)) if !frames.is_empty() => {
+                let mut out = bytes::BytesMut::with_capacity(frames.len() + error.len());
+                out.extend_from_slice(&frames);
+                out.extend_from_slice(&error);
+                Some(Ok(out.freeze()))
+            }
+            other => other,
+        }
     }
 
     /// Whether the stall budget has run out; re-arms the timer when progress came
@@ -230,6 +263,9 @@ impl Stream for Relay {
                         ));
                     };
                     this.check_complete();
+                    if let Some(slow) = this.too_slow.take() {
+                        return Poll::Ready(this.fail_too_slow(slow, out));
+                    }
                     if !out.is_empty() {
                         return Poll::Ready(Some(Ok(out)));
                     }

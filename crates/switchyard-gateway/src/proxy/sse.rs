@@ -10,7 +10,10 @@
 use bytes::{Bytes, BytesMut};
 use memchr::memmem;
 use sse_parse::SseParser;
+use std::time::Instant;
+
 use switchyard_resilience::stream_watch::is_progress;
+use switchyard_resilience::stream_watch::throughput::{self, ThroughputPolicy, ThroughputWatch, TooSlow};
 
 /// The largest unfinished SSE frame held back (1 MiB).
 pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
@@ -77,21 +80,34 @@ impl SseFraming {
     }
 }
 
-/// Reads released frames and tells whether they carried model progress.
+/// Reads released frames and tells whether they carried model progress; with the
+/// throughput watchdog on, also counts their assistant text against its minimum.
 #[derive(Debug)]
 pub struct ProgressWatch {
     parser: SseParser,
+    throughput: Option<(ThroughputWatch, Instant)>,
 }
 
 impl Default for ProgressWatch {
     fn default() -> Self {
-        ProgressWatch { parser: SseParser::new().max_buffer(MAX_FRAME_BYTES) }
+        ProgressWatch { parser: SseParser::new().max_buffer(MAX_FRAME_BYTES), throughput: None }
     }
 }
 
+fn ms_since(start: Instant, now: Instant) -> u64 {
+    u64::try_from(now.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX)
+}
+
 impl ProgressWatch {
-    /// Feeds complete frames; true when any of their events is progress.
-    pub fn saw_progress(&mut self, frames: &[u8]) -> bool {
+    /// A watch for a stream that started at `start`, with the throughput watchdog
+    /// when `throughput` is set (it is off by default and then costs nothing).
+    pub fn new(throughput: Option<ThroughputPolicy>, start: Instant) -> ProgressWatch {
+        ProgressWatch { throughput: throughput.map(|p| (ThroughputWatch::new(p), start)), ..Self::default() }
+    }
+
+    /// Feeds complete frames received at `now`; true when any of their events is
+    /// progress.
+    pub fn saw_progress(&mut self, frames: &[u8], now: Instant) -> bool {
         if frames.is_empty() {
             return false;
         }
@@ -99,14 +115,29 @@ impl ProgressWatch {
         let mut progress = false;
         while let Some(event) = self.parser.next_event() {
             progress |= is_progress(&event.event, &event.data);
+            if let Some((watch, start)) = self.throughput.as_mut() {
+                watch.observe(ms_since(*start, now), throughput::classify(&event.event, &event.data));
+            }
         }
         progress
+    }
+
+    /// The throughput watchdog's verdict at `now` (`None` when it is off).
+    pub fn too_slow(&mut self, now: Instant) -> Option<TooSlow> {
+        let (watch, start) = self.throughput.as_mut()?;
+        watch.too_slow(ms_since(*start, now))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
+
+    /// An instant on a manual clock (the gateway never reads the system clock).
+    fn at() -> Instant {
+        ManualClock::new(switchyard_types::UnixMillis(0)).now_mono()
+    }
 
     fn push_all(chunks: &[&str]) -> Vec<String> {
         let mut f = SseFraming::default();
@@ -216,7 +247,7 @@ mod tests {
             #[test]
             fn the_progress_watch_takes_any_frames(input in sse_bytes()) {
                 let mut watch = ProgressWatch::default();
-                let _ = watch.saw_progress(&input);
+                let _ = watch.saw_progress(&input, super::at());
             }
         }
     }
@@ -224,10 +255,13 @@ mod tests {
     #[test]
     fn progress_is_judged_per_event() {
         let mut w = ProgressWatch::default();
-        assert!(!w.saw_progress(b"event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n"));
+        assert!(
+            !w.saw_progress(b"event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n", at())
+        );
         assert!(w.saw_progress(
-            b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n"
+            b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n",
+            at()
         ));
-        assert!(w.saw_progress(b"data: {\"choices\":[]}\n\n"));
+        assert!(w.saw_progress(b"data: {\"choices\":[]}\n\n", at()));
     }
 }

@@ -15,6 +15,7 @@ use futures_util::StreamExt;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use switchyard_resilience::classify::hints::quota_reset_from_headers;
+use switchyard_resilience::stream_watch::throughput::ThroughputPolicy;
 
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
@@ -39,7 +40,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
     let client_headers = client_headers(&cx, response.headers(), sse);
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
     let ready = tokio::select! {
-        ready = until_ready(&mut stream, sse) => ready,
+        ready = until_ready(&mut stream, sse, &cx) => ready,
         () = cx.state.clock.sleep_until(cx.budgets.wait_until()) => {
             Err(cx.budgets.expired(if sse { "model event" } else { "body byte" }))
         }
@@ -79,7 +80,11 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
 }
 
 /// Reads until the first body byte (plain) or first model event (SSE).
-async fn until_ready(stream: &mut UpstreamStream, sse: bool) -> Result<Ready, UpstreamError> {
+async fn until_ready(
+    stream: &mut UpstreamStream,
+    sse: bool,
+    cx: &AttemptCx<'_>,
+) -> Result<Ready, UpstreamError> {
     if !sse {
         return match stream.next().await {
             Some(Ok(chunk)) => Ok(Ready { first: Some(chunk), sse: None }),
@@ -88,7 +93,10 @@ async fn until_ready(stream: &mut UpstreamStream, sse: bool) -> Result<Ready, Up
         };
     }
     let mut framing = SseFraming::default();
-    let mut watch = ProgressWatch::default();
+    let clock = &cx.state.clock;
+    let throughput =
+        ThroughputPolicy::from_settings(&cx.state.resilience.settings().stream_recovery.throughput_watchdog);
+    let mut watch = ProgressWatch::new(throughput, clock.now_mono());
     let mut held = BytesMut::new();
     loop {
         match stream.next().await {
@@ -96,7 +104,7 @@ async fn until_ready(stream: &mut UpstreamStream, sse: bool) -> Result<Ready, Up
                 let released = framing.push(chunk).map_err(|_| {
                     UpstreamError::BrokenBeforeFirstByte("the stream sent an event larger than 1 MiB".into())
                 })?;
-                let progress = watch.saw_progress(&released);
+                let progress = watch.saw_progress(&released, clock.now_mono());
                 held.extend_from_slice(&released);
                 if progress {
                     return Ok(Ready { first: Some(held.freeze()), sse: Some((framing, watch)) });
