@@ -61,6 +61,8 @@ macro_rules! specta_builder {
                 logs_list,
                 rate_limits_get,
                 rate_limits_set,
+                sessions_list,
+                sessions_clear,
                 resilience_get,
                 resilience_patch,
                 resilience_defaults,

@@ -7,6 +7,7 @@
 //! import), `conn` (client connections: timeouts and the cap), `server`
 //! (start/shutdown).
 
+pub mod affinity;
 pub mod claude_import;
 pub mod clock;
 pub mod config;

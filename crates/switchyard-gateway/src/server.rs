@@ -118,6 +118,7 @@ pub struct Gateway {
     server: JoinHandle<()>,
     log_writer: JoinHandle<()>,
     persister: JoinHandle<()>,
+    pin_writer: JoinHandle<()>,
     grace: Duration,
     clock: Arc<dyn GatewayClock>,
     max_connections: usize,
@@ -187,6 +188,13 @@ impl Gateway {
 
         let (log, log_writer) =
             spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
+        let pin_writer = crate::affinity::persist::spawn_writer(
+            store.clone(),
+            resilience.affinity.clone(),
+            resilience.clone(),
+            config.clock.clone(),
+            shutdown.child_token(),
+        );
         let mut extra_hosts: Vec<String> =
             config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
@@ -225,6 +233,7 @@ impl Gateway {
             server: server.task,
             log_writer,
             persister,
+            pin_writer,
             grace: config.shutdown_grace,
             clock: config.clock.clone(),
             max_connections: server.max_connections,
@@ -287,6 +296,7 @@ impl Gateway {
         }
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
+        let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.pin_writer).await;
         self.state.management.store().close().await;
         tracing::info!(event = "gateway.stopped");
     }

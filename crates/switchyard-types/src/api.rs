@@ -406,6 +406,56 @@ pub struct ConnectionFlowView {
     pub max_wait_ms: u32,
     /// The execution bound in force for this connection, ms.
     pub execution_max_wait_ms: u32,
+    /// Client sessions pinned to this connection now (session affinity, SPEC §4.4).
+    pub pinned_sessions: u32,
+}
+
+/// One session-affinity pin (SPEC §4.4): a client session kept on one connection
+/// of a provider. The session is shown as the first characters of its hash, never
+/// as the id the client sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPinView {
+    /// The session's hash, shortened.
+    pub session: String,
+    /// Provider id.
+    pub provider: String,
+    /// The pinned connection.
+    pub connection: String,
+    /// When the session was pinned to this connection.
+    pub pinned_at: crate::UnixMillis,
+    /// The session's last request.
+    pub last_seen_at: crate::UnixMillis,
+    /// When the pin lapses unless the session sends another request.
+    pub expires_at: crate::UnixMillis,
+}
+
+/// `GET /api/sessions`: the live pins and the TTL in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPinsView {
+    /// `sessionAffinityTtlMs` (0: affinity is off and nothing is pinned).
+    pub ttl_ms: u32,
+    /// Live pins, most recent first.
+    pub pins: Vec<SessionPinView>,
+}
+
+/// `DELETE /api/sessions`: forget the pins on one connection, or all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionPinsClear {
+    /// Only the pins on this connection; absent: every pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub connection: Option<String>,
+}
+
+/// The answer to [`SessionPinsClear`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPinsCleared {
+    /// Pins removed.
+    pub removed: u32,
 }
 
 /// `POST /api/rate-limits`: force a connection's rate-limit protection on

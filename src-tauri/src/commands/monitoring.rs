@@ -1,7 +1,9 @@
-//! Health, request counts and the request log (REST: `/api/monitoring/*`, `/api/logs`).
+//! Health, request counts, the request log, live flow control and session pins
+//! (REST: `/api/monitoring/*`, `/api/logs`, `/api/rate-limits`, `/api/sessions`).
 
 use switchyard_types::api::{
     HealthView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView, RequestLogEntryView,
+    SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
 use switchyard_types::status::MonitoringSummaryView;
 use tauri::State;
@@ -56,4 +58,22 @@ pub async fn rate_limits_set(
 ) -> IpcResult<RateLimitToggleResult> {
     let toggle = toggle.parse()?;
     call(host, |m| async move { m.set_rate_limit_protection(toggle).await }).await
+}
+
+/// The live session-affinity pins and the TTL in force (`GET /api/sessions`).
+#[tauri::command]
+#[specta::specta]
+pub async fn sessions_list(host: State<'_, GatewayHost>) -> IpcResult<SessionPinsView> {
+    call(host, |m| async move { Ok(m.session_pins()) }).await
+}
+
+/// Forgets session pins, on one connection or all (`DELETE /api/sessions`).
+#[tauri::command]
+#[specta::specta]
+pub async fn sessions_clear(
+    host: State<'_, GatewayHost>,
+    clear: Doc<SessionPinsClear>,
+) -> IpcResult<SessionPinsCleared> {
+    let clear = clear.parse()?;
+    call(host, |m| async move { Ok(m.clear_session_pins(&clear)) }).await
 }

@@ -185,6 +185,7 @@ fn cases() -> Vec<Case> {
         case("logs_list", json!({"query": {"limit": 5}}), M::GET, "/api/logs?limit=5", None),
         case("logs_list", json!({"query": {"limit": 0}}), M::GET, "/api/logs?limit=0", None),
         case("rate_limits_get", json!({}), M::GET, "/api/rate-limits", None),
+        case("sessions_list", json!({}), M::GET, "/api/sessions", None),
         case("resilience_get", json!({}), M::GET, "/api/resilience", None),
         case("resilience_defaults", json!({}), M::GET, "/api/resilience/defaults", None),
         case("resilience_ranges", json!({}), M::GET, "/api/resilience/ranges", None),
@@ -304,6 +305,14 @@ fn cases() -> Vec<Case> {
             M::POST,
             "/api/rate-limits",
             Some(json!({"connectionId": "ghost", "enabled": true})),
+        ),
+        case("sessions_clear", json!({"clear": {}}), M::DELETE, "/api/sessions", Some(json!({}))),
+        case(
+            "sessions_clear",
+            json!({"clear": {"connection": "claude-a"}}),
+            M::DELETE,
+            "/api/sessions",
+            Some(json!({"connection": "claude-a"})),
         ),
         case(
             "gateway_set_paused",

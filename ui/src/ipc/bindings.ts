@@ -69,6 +69,10 @@ export const commands = {
 	 *  settings (`POST /api/rate-limits`).
 	 */
 	rateLimitsSet: (toggle: RateLimitToggle) => typedError<RateLimitToggleResult, IpcError>(__TAURI_INVOKE("rate_limits_set", { toggle })),
+	/**  The live session-affinity pins and the TTL in force (`GET /api/sessions`). */
+	sessionsList: () => typedError<SessionPinsView, IpcError>(__TAURI_INVOKE("sessions_list")),
+	/**  Forgets session pins, on one connection or all (`DELETE /api/sessions`). */
+	sessionsClear: (clear: SessionPinsClear) => typedError<SessionPinsCleared, IpcError>(__TAURI_INVOKE("sessions_clear", { clear })),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -592,6 +596,8 @@ export type ConnectionFlowView = {
 	maxWaitMs: number,
 	/**  The execution bound in force for this connection, ms. */
 	executionMaxWaitMs: number,
+	/**  Client sessions pinned to this connection now (session affinity, SPEC §4.4). */
+	pinnedSessions: number,
 };
 
 /**
@@ -1431,6 +1437,46 @@ export type RuleScope =
 "provider" | 
 /**  The connection (cooldown). */
 "connection";
+
+/**
+ *  One session-affinity pin (SPEC §4.4): a client session kept on one connection
+ *  of a provider. The session is shown as the first characters of its hash, never
+ *  as the id the client sent.
+ */
+export type SessionPinView = {
+	/**  The session's hash, shortened. */
+	session: string,
+	/**  Provider id. */
+	provider: string,
+	/**  The pinned connection. */
+	connection: string,
+	/**  When the session was pinned to this connection. */
+	pinnedAt: UnixMillis,
+	/**  The session's last request. */
+	lastSeenAt: UnixMillis,
+	/**  When the pin lapses unless the session sends another request. */
+	expiresAt: UnixMillis,
+};
+
+/**  `DELETE /api/sessions`: forget the pins on one connection, or all. */
+export type SessionPinsClear = {
+	/**  Only the pins on this connection; absent: every pin. */
+	connection?: string | null,
+};
+
+/**  The answer to [`SessionPinsClear`]. */
+export type SessionPinsCleared = {
+	/**  Pins removed. */
+	removed: number,
+};
+
+/**  `GET /api/sessions`: the live pins and the TTL in force. */
+export type SessionPinsView = {
+	/**  `sessionAffinityTtlMs` (0: affinity is off and nothing is pinned). */
+	ttlMs: number,
+	/**  Live pins, most recent first. */
+	pins: SessionPinView[],
+};
 
 /**  The resilience settings changed. */
 export type SettingsChanged = {

@@ -78,6 +78,7 @@ export const flow = (over: Partial<ConnectionFlowView> = {}): ConnectionFlowView
   pacedUntil: null,
   maxWaitMs: 30_000,
   executionMaxWaitMs: 600_000,
+  pinnedSessions: 0,
   ...over,
 });
 

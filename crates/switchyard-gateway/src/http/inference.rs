@@ -13,6 +13,7 @@ use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::body::read_whole;
 use super::guard::authenticate;
+use crate::affinity::session_of;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
 use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward};
 use crate::routing::UpstreamEndpoint;
@@ -110,6 +111,9 @@ async fn prepare_and_forward(
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
+    // Session affinity costs nothing while it is off (the default).
+    let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;
+    let session = if affinity_on { session_of(&headers, body.raw()) } else { None };
     let request = ForwardRequest {
         format: ep.format,
         endpoint: ep.upstream,
@@ -121,6 +125,7 @@ async fn prepare_and_forward(
         api_key_id: key.map(|k| k.id.clone()),
         request_id: uuid::Uuid::new_v4().simple().to_string(),
         waits: GatewayWaits::default(),
+        session,
     };
     Ok(forward(state.clone(), request).await)
 }

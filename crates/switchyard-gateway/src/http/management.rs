@@ -109,6 +109,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
         .route("/api/logs", get(logs))
         .route("/api/rate-limits", get(rate_limits).post(rate_limits_set))
+        .route("/api/sessions", get(sessions_list).delete(sessions_clear))
 }
 
 async fn list_providers(State(s): State<AppState>) -> ApiResult {
@@ -256,6 +257,16 @@ async fn rate_limits(State(s): State<AppState>) -> ApiResult {
 async fn rate_limits_set(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
     let toggle: switchyard_types::api::RateLimitToggle = parse(&body)?;
     ok(s.management.set_rate_limit_protection(toggle).await?)
+}
+
+async fn sessions_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.session_pins())
+}
+
+async fn sessions_clear(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
+    let clear: switchyard_types::api::SessionPinsClear =
+        if body.iter().all(u8::is_ascii_whitespace) { Default::default() } else { parse(&body)? };
+    ok(s.management.clear_session_pins(&clear))
 }
 
 async fn breakers_list(State(s): State<AppState>) -> ApiResult {

@@ -4,6 +4,7 @@
 use switchyard_types::ErrorCode;
 use switchyard_types::api::{
     ConnectionFlowView, GateView, ModelGateView, RateLimitToggle, RateLimitToggleResult, RateLimitsView,
+    SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
 
 use super::{ManagementService, MgmtResult};
@@ -15,6 +16,7 @@ impl ManagementService {
         let table = self.routing.load();
         let settings = self.resilience.settings();
         let queue = &settings.request_queue;
+        let (ttl_ms, now) = (settings.session_affinity_ttl_ms, self.clock.now_wall());
         let mut connections: Vec<_> = table.by_id.values().collect();
         connections.sort_by(|a, b| (a.priority, &a.id).cmp(&(b.priority, &b.id)));
         let gate = |g: switchyard_resilience::flow::GateStats| GateView {
@@ -43,6 +45,7 @@ impl ManagementService {
                         .collect(),
                     max_wait_ms: c.flow.max_wait_ms(queue.max_wait_ms),
                     execution_max_wait_ms: c.flow.execution_max_wait_ms(queue.execution_max_wait_ms),
+                    pinned_sessions: self.resilience.affinity.count_for(&c.id, ttl_ms, now),
                 })
                 .collect(),
         }
@@ -82,5 +85,23 @@ impl ManagementService {
             enabled: toggle.enabled,
             protected,
         })
+    }
+}
+
+impl ManagementService {
+    /// `GET /api/sessions`: the live session-affinity pins.
+    pub fn session_pins(&self) -> SessionPinsView {
+        let ttl_ms = self.resilience.settings().session_affinity_ttl_ms;
+        SessionPinsView { ttl_ms, pins: self.resilience.affinity.list(ttl_ms, self.clock.now_wall()) }
+    }
+
+    /// `DELETE /api/sessions`: forgets pins (the sessions are placed afresh on their
+    /// next request).
+    pub fn clear_session_pins(&self, clear: &SessionPinsClear) -> SessionPinsCleared {
+        let removed = self.resilience.affinity.clear(clear.connection.as_deref());
+        if removed > 0 {
+            self.control.notify(switchyard_types::status::ChangeTopic::Connections);
+        }
+        SessionPinsCleared { removed }
     }
 }

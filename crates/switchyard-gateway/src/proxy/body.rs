@@ -55,6 +55,11 @@ impl ClientBody {
         self.streaming
     }
 
+    /// The body as the client sent it.
+    pub fn raw(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The model name the client sent.
     pub fn model(&self) -> &str {
         &self.model

@@ -21,6 +21,8 @@ use super::failure::{Failure, all_failed, excluded_error};
 use super::flow;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
+use super::session::SessionPass;
+use crate::affinity::SessionKey;
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::connection::pace_budget_ms;
 use crate::routing::{CandidatePlan, UpstreamEndpoint};
@@ -48,6 +50,8 @@ pub struct ForwardRequest {
     pub request_id: String,
     /// The gateway's own waits for this request in flight (for keep-alives).
     pub waits: GatewayWaits,
+    /// The client session, when affinity is on and the request names one.
+    pub session: Option<SessionKey>,
 }
 
 /// Forwards the request in a `request` span. A streaming request hears SSE
@@ -166,7 +170,9 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
         }
     }
     let mut failures: Vec<Failure> = Vec::new();
-    let mut pending: VecDeque<usize> = flow::order(state, req, &selection.eligible).into();
+    let mut order = flow::order(state, req, &selection.eligible);
+    let mut session = SessionPass::prefer(state, req, &mut order);
+    let mut pending: VecDeque<usize> = order.into();
     loop {
         // Every candidate with room, in order; the full ones are kept for a wait.
         let mut saturated: Vec<usize> = Vec::new();
@@ -179,11 +185,12 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
                 continue;
             }
             match candidate.connection.flow.try_enter(&candidate.model) {
-                Ok(slot) => match dispatch(state, req, &targets, index, slot, started, wall_wait).await {
-                    Some(AttemptResult::Committed(response)) => return Pass::Done(response),
-                    Some(AttemptResult::Failed(failure)) => failures.push(failure),
-                    None => {}
-                },
+                Ok(slot) => {
+                    let result = dispatch(state, req, &targets, index, slot, started, wall_wait).await;
+                    if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
+                        return done;
+                    }
+                }
                 Err(_) => saturated.push(index),
             }
         }
@@ -194,10 +201,9 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
             Ok(granted) => granted,
             Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
-        match dispatch(state, req, &targets, index, slot, started, wall_wait).await {
-            Some(AttemptResult::Committed(response)) => return Pass::Done(response),
-            Some(AttemptResult::Failed(failure)) => failures.push(failure),
-            None => {}
+        let result = dispatch(state, req, &targets, index, slot, started, wall_wait).await;
+        if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
+            return done;
         }
         pending = saturated.into_iter().filter(|&i| i != index).collect();
     }
@@ -224,6 +230,30 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
         return Pass::Transient { error, until };
     }
     Pass::Done(error.render(ErrorFormat::Client(req.format)))
+}
+
+/// What an attempt on `index` came to: the answer when it committed (noting a
+/// successful one for session affinity), else its failure is kept.
+fn settle(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    session: &mut SessionPass,
+    index: usize,
+    result: Option<AttemptResult>,
+    failures: &mut Vec<Failure>,
+) -> Option<Pass> {
+    match result {
+        Some(AttemptResult::Committed(response)) => {
+            if response.status().is_success() {
+                session.served(state, req, index, state.clock.now_wall());
+            }
+            return Some(Pass::Done(response));
+        }
+        Some(AttemptResult::Failed(failure)) => failures.push(failure),
+        None => {}
+    }
+    session.failed(index);
+    None
 }
 
 /// Runs one attempt on `index` holding its flow `slot`. The engine re-checks the

@@ -8,7 +8,8 @@
 //! stall watchdog and the deadline) over `sse` (framing and progress); `guard` owns
 //! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
 //! builds the client's error when nothing could be relayed; `combo_wait` waits out a
-//! combo's brief rate limits (`comboCooldownWait`); `keepalive` keeps a
+//! combo's brief rate limits (`comboCooldownWait`); `session` applies session
+//! affinity (pinned connections first, re-pinned on success); `keepalive` keeps a
 //! streaming client's connection alive while the gateway itself waits.
 
 mod attempt;
@@ -23,6 +24,7 @@ pub(crate) mod headers;
 mod keepalive;
 mod redact;
 mod relay;
+mod session;
 mod sse;
 mod strict_json;
 mod upstream_error;

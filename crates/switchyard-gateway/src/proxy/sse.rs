@@ -255,9 +255,7 @@ mod tests {
     #[test]
     fn progress_is_judged_per_event() {
         let mut w = ProgressWatch::default();
-        assert!(
-            !w.saw_progress(b"event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n", at())
-        );
+        assert!(!w.saw_progress(b"event: ping\ndata: {\"type\": \"ping\"}\n\n: keep-alive\n\n", at()));
         assert!(w.saw_progress(
             b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"\"}}\n\n",
             at()

@@ -24,6 +24,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::affinity::SessionAffinity;
+
 use crate::control::Control;
 use crate::errors::GatewayError;
 use crate::store::{StateWrite, Store};
@@ -38,6 +40,8 @@ pub struct Resilience {
     pub engine: Arc<Engine>,
     /// Flow control: gates, live counts and combo strategies (SPEC §4.6).
     pub flow: Arc<FlowControl>,
+    /// Session affinity pins (SPEC §4.4).
+    pub affinity: Arc<SessionAffinity>,
     effective: ArcSwap<ResilienceSettings>,
     /// The stored document's version (0: never written), for `ETag`s and `If-Match`.
     version: AtomicU64,
@@ -103,6 +107,7 @@ impl Resilience {
         let resilience = Resilience {
             engine,
             flow: Arc::new(FlowControl::default()),
+            affinity: Arc::new(SessionAffinity::default()),
             effective: ArcSwap::from_pointee(layered.settings),
             version: AtomicU64::new(version),
             store,
@@ -117,7 +122,10 @@ impl Resilience {
         let breakers = self.store.load_breakers().await?;
         let connections = self.store.load_connection_health().await?;
         let snapshot = persist::snapshot_from_rows(&breakers, &connections, known_connections);
-        self.engine.restore(&snapshot).map_err(GatewayError::internal)
+        self.engine.restore(&snapshot).map_err(GatewayError::internal)?;
+        let pins = crate::affinity::persist::restore(&self.store, &self.affinity).await?;
+        tracing::debug!(event = "affinity.restored", pins);
+        Ok(())
     }
 
     /// The defaults under the environment's overrides (no stored document).

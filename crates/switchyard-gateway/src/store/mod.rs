@@ -11,6 +11,7 @@ mod connections;
 mod request_log;
 mod resilience_state;
 mod routing_tables;
+mod session_pins;
 mod settings;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ pub use connections::ConnectionRecord;
 pub use request_log::AttemptLogRow;
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
+pub use session_pins::PinRow;
 
 /// Errors of the persistence layer.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,348 @@
+//! Session affinity (SPEC §4.4): a client session keeps to the connection that
+//! served it, so the upstream's prompt cache for that conversation stays warm.
+//!
+//! - A **pin** maps (session, provider) to one connection. Keying by provider too
+//!   keeps a session that uses models of two providers (say Claude for the main
+//!   turns and GLM for small ones) on one account of each, instead of flipping.
+//! - The pin is a **soft preference**: the pinned connection goes first among the
+//!   eligible candidates (before the combo's strategy order). A pinned connection
+//!   the engine rules out (cooling, breaker open, locked, failing) is replaced by
+//!   whichever connection serves, and the session is re-pinned there: it does not
+//!   bounce back when the first recovers, which would lose the replacement's warm
+//!   cache. A pinned connection that is merely full this time keeps its pin.
+//! - The TTL (`sessionAffinityTtlMs`, 0 = off) is **sliding**: every request of the
+//!   session renews it. Changing the setting applies to existing pins at once.
+//! - The table is **bounded** (LRU, [`MAX_SESSIONS`] sessions) and **persisted off
+//!   the hot path**: requests only mark pins dirty; [`persist`] writes them in one
+//!   transaction every few seconds and at shutdown, and start-up reads them back.
+
+pub mod key;
+pub mod persist;
+
+use std::collections::HashSet;
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use lru::LruCache;
+use switchyard_types::UnixMillis;
+use switchyard_types::api::SessionPinView;
+
+pub use key::{SessionKey, session_of};
+
+/// Most sessions kept; the least recently used beyond it are forgotten.
+pub const MAX_SESSIONS: usize = 10_000;
+
+/// One pin of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// Provider id.
+    pub provider: String,
+    /// The pinned connection.
+    pub connection: String,
+    /// When the pin was made (or moved).
+    pub pinned_at: UnixMillis,
+    /// The session's last request on this provider.
+    pub last_seen: UnixMillis,
+}
+
+impl Pin {
+    fn live(&self, now: UnixMillis, ttl_ms: u32) -> bool {
+        ttl_ms > 0 && now < self.last_seen.plus_millis(i64::from(ttl_ms))
+    }
+}
+
+/// Pins to upsert, and (session, provider) rows to delete.
+pub type DirtyPins = (Vec<(SessionKey, Pin)>, Vec<(SessionKey, String)>);
+
+/// A candidate as affinity sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct PinCandidate<'a> {
+    /// Provider id.
+    pub provider: &'a str,
+    /// Connection id.
+    pub connection: &'a str,
+}
+
+/// What happened to the pinned connection during a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinnedFate {
+    /// It served (or it was never tried because it is simply full): keep the pin.
+    Kept,
+    /// It was ruled out or failed: the serving connection takes the pin.
+    Replaced,
+}
+
+#[derive(Default)]
+struct Inner {
+    sessions: Option<LruCache<SessionKey, Vec<Pin>>>,
+    /// (session, provider) whose stored row is out of date.
+    dirty: HashSet<(SessionKey, String)>,
+}
+
+impl Inner {
+    fn sessions(&mut self) -> &mut LruCache<SessionKey, Vec<Pin>> {
+        self.sessions.get_or_insert_with(|| {
+            LruCache::new(NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN))
+        })
+    }
+}
+
+/// The pin table.
+#[derive(Default)]
+pub struct SessionAffinity {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for SessionAffinity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionAffinity").finish_non_exhaustive()
+    }
+}
+
+impl SessionAffinity {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Moves the session's pinned connections to the front of `order` (indices into
+    /// `candidates`), most recently used first; the rest keep their order. Returns
+    /// the pinned candidate index per provider it found (for [`Self::served`]).
+    pub fn prefer(
+        &self,
+        session: &SessionKey,
+        ttl_ms: u32,
+        now: UnixMillis,
+        candidates: &[PinCandidate<'_>],
+        order: &mut Vec<usize>,
+    ) -> Vec<usize> {
+        let mut inner = self.lock();
+        let Some(pins) = inner.sessions().get(session) else { return Vec::new() };
+        let mut pinned: Vec<(UnixMillis, usize)> = order
+            .iter()
+            .filter_map(|&i| {
+                let c = candidates.get(i)?;
+                pins.iter()
+                    .find(|p| p.provider == c.provider && p.connection == c.connection && p.live(now, ttl_ms))
+                    .map(|p| (p.last_seen, i))
+            })
+            .collect();
+        if pinned.is_empty() {
+            return Vec::new();
+        }
+        pinned.sort_by_key(|&(seen, _)| std::cmp::Reverse(seen));
+        let first: Vec<usize> = pinned.iter().map(|(_, i)| *i).collect();
+        order.retain(|i| !first.contains(i));
+        order.splice(0..0, first.iter().copied());
+        first
+    }
+
+    /// Records that `served` answered the session's request. The provider's pin
+    /// moves there unless the pinned connection was only full (`Kept`); either
+    /// way the session's TTL slides from `now`.
+    pub fn served(
+        &self,
+        session: &SessionKey,
+        served: PinCandidate<'_>,
+        pinned: PinnedFate,
+        now: UnixMillis,
+    ) {
+        let mut inner = self.lock();
+        let pins = inner.sessions().get_or_insert_mut(session.clone(), Vec::new);
+        match pins.iter_mut().find(|p| p.provider == served.provider) {
+            Some(pin) if pin.connection == served.connection || pinned == PinnedFate::Kept => {
+                pin.last_seen = now;
+            }
+            Some(pin) => {
+                pin.connection = served.connection.to_owned();
+                pin.pinned_at = now;
+                pin.last_seen = now;
+            }
+            None => pins.push(Pin {
+                provider: served.provider.to_owned(),
+                connection: served.connection.to_owned(),
+                pinned_at: now,
+                last_seen: now,
+            }),
+        }
+        inner.dirty.insert((session.clone(), served.provider.to_owned()));
+    }
+
+    /// Live pins, most recent first.
+    pub fn list(&self, ttl_ms: u32, now: UnixMillis) -> Vec<SessionPinView> {
+        let inner = self.lock();
+        let Some(sessions) = inner.sessions.as_ref() else { return Vec::new() };
+        let mut out: Vec<SessionPinView> = sessions
+            .iter()
+            .flat_map(|(key, pins)| pins.iter().map(move |p| (key, p)))
+            .filter(|(_, p)| p.live(now, ttl_ms))
+            .map(|(key, p)| SessionPinView {
+                session: key.as_str().chars().take(12).collect(),
+                provider: p.provider.clone(),
+                connection: p.connection.clone(),
+                pinned_at: p.pinned_at,
+                last_seen_at: p.last_seen,
+                expires_at: p.last_seen.plus_millis(i64::from(ttl_ms)),
+            })
+            .collect();
+        out.sort_by_key(|p| std::cmp::Reverse(p.last_seen_at));
+        out
+    }
+
+    /// Live pins per connection.
+    pub fn count_for(&self, connection: &str, ttl_ms: u32, now: UnixMillis) -> u32 {
+        let inner = self.lock();
+        let Some(sessions) = inner.sessions.as_ref() else { return 0 };
+        let n = sessions
+            .iter()
+            .flat_map(|(_, pins)| pins.iter())
+            .filter(|p| p.connection == connection && p.live(now, ttl_ms))
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// Removes every pin (or those on `connection`); returns how many.
+    pub fn clear(&self, connection: Option<&str>) -> u32 {
+        let mut inner = self.lock();
+        let Inner { sessions, dirty } = &mut *inner;
+        let Some(sessions) = sessions.as_mut() else { return 0 };
+        let mut removed = 0u32;
+        let mut emptied = Vec::new();
+        for (key, pins) in sessions.iter_mut() {
+            pins.retain(|p| {
+                let drop = connection.is_none_or(|c| p.connection == c);
+                if drop {
+                    removed += 1;
+                    dirty.insert((key.clone(), p.provider.clone()));
+                }
+                !drop
+            });
+            if pins.is_empty() {
+                emptied.push(key.clone());
+            }
+        }
+        for key in emptied {
+            sessions.pop(&key);
+        }
+        removed
+    }
+
+    /// Loads stored pins (start-up), most recent last so they end up most recent
+    /// in the LRU order.
+    pub fn restore(&self, mut rows: Vec<(SessionKey, Pin)>) {
+        rows.sort_by_key(|(_, p)| p.last_seen);
+        let mut inner = self.lock();
+        for (key, pin) in rows {
+            let pins = inner.sessions().get_or_insert_mut(key, Vec::new);
+            pins.retain(|p| p.provider != pin.provider);
+            pins.push(pin);
+        }
+    }
+
+    /// The changes since the last call.
+    pub fn take_dirty(&self) -> DirtyPins {
+        let mut inner = self.lock();
+        let dirty = std::mem::take(&mut inner.dirty);
+        let mut upserts = Vec::new();
+        let mut deletes = Vec::new();
+        for (key, provider) in dirty {
+            let pin = inner
+                .sessions
+                .as_mut()
+                .and_then(|s| s.peek(&key))
+                .and_then(|pins| pins.iter().find(|p| p.provider == provider).cloned());
+            match pin {
+                Some(pin) => upserts.push((key, pin)),
+                None => deletes.push((key, provider)),
+            }
+        }
+        (upserts, deletes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: UnixMillis = UnixMillis(1_900_000_000_000);
+    const TTL: u32 = 600_000;
+
+    fn cands() -> Vec<PinCandidate<'static>> {
+        vec![
+            PinCandidate { provider: "anthropic", connection: "a" },
+            PinCandidate { provider: "anthropic", connection: "b" },
+            PinCandidate { provider: "glm", connection: "g" },
+        ]
+    }
+
+    fn ordered(t: &SessionAffinity, s: &SessionKey, now: UnixMillis, eligible: &[usize]) -> Vec<usize> {
+        let mut order = eligible.to_vec();
+        t.prefer(s, TTL, now, &cands(), &mut order);
+        order
+    }
+
+    #[test]
+    fn a_pin_goes_first_and_slides_with_use() {
+        let t = SessionAffinity::default();
+        let s = SessionKey::new("header", "s1");
+        assert_eq!(ordered(&t, &s, T0, &[0, 1, 2]), vec![0, 1, 2], "no pin yet");
+        t.served(&s, cands()[1], PinnedFate::Replaced, T0);
+        assert_eq!(ordered(&t, &s, T0, &[0, 1, 2]), vec![1, 0, 2]);
+        let later = T0.plus_millis(i64::from(TTL) - 1);
+        t.served(&s, cands()[1], PinnedFate::Kept, later);
+        assert_eq!(ordered(&t, &s, later.plus_millis(i64::from(TTL) - 1), &[0, 1, 2]), vec![1, 0, 2], "slid");
+        assert_eq!(ordered(&t, &s, later.plus_millis(i64::from(TTL)), &[0, 1, 2]), vec![0, 1, 2], "expired");
+    }
+
+    #[test]
+    fn a_replaced_pin_moves_and_a_full_one_stays() {
+        let t = SessionAffinity::default();
+        let s = SessionKey::new("header", "s1");
+        t.served(&s, cands()[0], PinnedFate::Replaced, T0);
+        // `a` was ruled out, `b` served: the pin moves and stays after `a` is back.
+        t.served(&s, cands()[1], PinnedFate::Replaced, T0.plus_millis(1));
+        assert_eq!(ordered(&t, &s, T0.plus_millis(2), &[0, 1, 2]), vec![1, 0, 2]);
+        // `b` was only full, `a` served this once: the pin stays on `b`.
+        t.served(&s, cands()[0], PinnedFate::Kept, T0.plus_millis(3));
+        assert_eq!(ordered(&t, &s, T0.plus_millis(4), &[0, 1, 2]), vec![1, 0, 2]);
+    }
+
+    #[test]
+    fn pins_are_per_provider_and_the_most_recent_goes_first() {
+        let t = SessionAffinity::default();
+        let s = SessionKey::new("header", "s1");
+        t.served(&s, cands()[0], PinnedFate::Replaced, T0);
+        t.served(&s, cands()[2], PinnedFate::Replaced, T0.plus_millis(5));
+        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1, 2]), vec![2, 0, 1]);
+        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1]), vec![0, 1], "anthropic pin only");
+        assert_eq!(t.count_for("a", TTL, T0), 1);
+        assert_eq!(t.list(TTL, T0.plus_millis(6)).len(), 2);
+        assert_eq!(t.list(0, T0.plus_millis(6)).len(), 0, "TTL 0: nothing is live");
+    }
+
+    #[test]
+    fn dirty_pins_are_taken_once_and_clears_become_deletes() {
+        let t = SessionAffinity::default();
+        let s = SessionKey::new("header", "s1");
+        t.served(&s, cands()[0], PinnedFate::Replaced, T0);
+        t.served(&s, cands()[0], PinnedFate::Kept, T0.plus_millis(1));
+        let (up, del) = t.take_dirty();
+        assert_eq!((up.len(), del.len()), (1, 0));
+        assert_eq!(up[0].1.last_seen, T0.plus_millis(1));
+        assert_eq!(t.take_dirty(), (vec![], vec![]));
+        assert_eq!(t.clear(Some("a")), 1);
+        assert_eq!(t.take_dirty(), (vec![], vec![(s, "anthropic".to_owned())]));
+    }
+
+    #[test]
+    fn the_table_is_bounded() {
+        let t = SessionAffinity::default();
+        for i in 0..MAX_SESSIONS + 10 {
+            t.served(&SessionKey::new("header", &i.to_string()), cands()[1], PinnedFate::Replaced, T0);
+        }
+        assert_eq!(t.list(TTL, T0).len(), MAX_SESSIONS);
+        let newest = SessionKey::new("header", &(MAX_SESSIONS + 9).to_string());
+        assert_eq!(ordered(&t, &newest, T0, &[0, 1]), vec![1, 0]);
+        let oldest = SessionKey::new("header", "0");
+        assert_eq!(ordered(&t, &oldest, T0, &[0, 1]), vec![0, 1], "the oldest session was forgotten");
+    }
+}
