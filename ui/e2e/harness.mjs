@@ -266,14 +266,27 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config } = {})
       if (status !== 200) throw new Error(`GET ${path}: ${status} ${JSON.stringify(body)}`);
       return body;
     },
-    /** A client request to /v1/messages; resolves with `{status, body}`. */
-    async message(content = "hi") {
+    /**
+     * A client request to /v1/messages, with any extra `headers` (an agent's session
+     * id, say); resolves with `{status, body, connection}` (the connection that
+     * answered, from `x-switchyard-connection`).
+     */
+    async message(content = "hi", { headers = {} } = {}) {
       const res = await fetch(`${baseUrl}/v1/messages`, {
         method: "POST",
-        headers: { "x-api-key": CLIENT_KEY, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+        headers: {
+          "x-api-key": CLIENT_KEY,
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+          ...headers,
+        },
         body: JSON.stringify({ model: MODEL, max_tokens: 5, messages: [{ role: "user", content }] }),
       });
-      return { status: res.status, body: await res.json().catch(() => null) };
+      return {
+        status: res.status,
+        connection: res.headers.get("x-switchyard-connection"),
+        body: await res.json().catch(() => null),
+      };
     },
     /**
      * A client request to /v1/chat/completions; resolves with `{status, body,

@@ -48,6 +48,9 @@ describe("httpApi", () => {
     await api.modelLockoutPatch({ enabled: true } as never, 9);
     await api.gatewaySetPaused({ paused: true });
     await api.rateLimitsGet();
+    await api.sessionsList();
+    await api.sessionsClear({ connection: "c1" });
+    await api.sessionsClear({});
     expect(seen.map((s) => `${s.method} ${s.url.replace("http://gw", "")}`)).toEqual([
       "PATCH /api/providers/a%2Fb",
       "POST /api/providers/c1/test",
@@ -61,8 +64,12 @@ describe("httpApi", () => {
       "PATCH /api/resilience/model-lockout",
       "POST /api/gateway/pause",
       "GET /api/rate-limits",
+      "GET /api/sessions",
+      "DELETE /api/sessions",
+      "DELETE /api/sessions",
     ]);
     expect(seen[5].body).toEqual({ provider: "glm", connection: "c1", model: "glm-5" });
+    expect(seen.slice(-2).map((s) => s.body)).toEqual([{ connection: "c1" }, {}]);
     expect(seen[5].headers["Content-Type"]).toBe("application/json");
     expect(api.desktopPrefsGet).toBeUndefined();
     expect(api.desktopStatus).toBeUndefined();

@@ -94,6 +94,8 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
       return request("GET", `/api/logs${qs ? `?${qs}` : ""}`);
     },
     rateLimitsGet: () => request("GET", "/api/rate-limits"),
+    sessionsList: () => request("GET", "/api/sessions"),
+    sessionsClear: (req) => request("DELETE", "/api/sessions", req),
     resilienceGet: () => request("GET", "/api/resilience"),
     resiliencePatch: (patch, v) => request("PATCH", "/api/resilience", stripNulls(patch), v),
     resilienceDefaults: () => request("GET", "/api/resilience/defaults"),

@@ -10,7 +10,10 @@ import { queryKeys } from "./queryKeys";
 
 describe("ipcApi", () => {
   it("invokes the snake_case command with camelCase arguments and unwraps the result", async () => {
-    const calls = mockCommands({ connections_update: (a) => ({ id: a.id, name: "renamed" }) });
+    const calls = mockCommands({
+      connections_update: (a) => ({ id: a.id, name: "renamed" }),
+      sessions_clear: () => ({ removed: 0 }),
+    });
     const api = createIpcApi();
     await expect(api.connectionsUpdate("c1", { name: "renamed" } as never, 4)).resolves.toEqual({
       id: "c1",
@@ -25,6 +28,9 @@ describe("ipcApi", () => {
     expect(callsOf(calls, "cooldowns_list")[0].args).toEqual({ provider: "glm" });
     await api.rateLimitsGet();
     expect(callsOf(calls, "rate_limits_get")).toHaveLength(1);
+    await expect(api.sessionsList()).resolves.toEqual({ ttlMs: 0, pins: [] });
+    await api.sessionsClear({ connection: "c1" });
+    expect(callsOf(calls, "sessions_clear")[0].args).toEqual({ clear: { connection: "c1" } });
   });
 
   it("rejects with ApiError carrying the IpcError document", async () => {

@@ -51,6 +51,8 @@ export function createIpcApi(): Api {
     monitoringSummary: () => unwrap(commands.monitoringSummary()),
     logsList: (query) => unwrap(commands.logsList(query)),
     rateLimitsGet: () => unwrap(commands.rateLimitsGet()),
+    sessionsList: () => unwrap(commands.sessionsList()),
+    sessionsClear: (request) => unwrap(commands.sessionsClear(request)),
     resilienceGet: () => unwrap(commands.resilienceGet()),
     resiliencePatch: (patch, v) => unwrap(commands.resiliencePatch(patch, expected(v))),
     resilienceDefaults: () => unwrap(commands.resilienceDefaults()),

@@ -7,6 +7,7 @@ export const queryKeys = {
   connections: ["connections"] as const,
   combos: ["combos"] as const,
   rateLimits: ["rateLimits"] as const,
+  sessions: ["sessions"] as const,
   keys: ["keys"] as const,
   health: ["health"] as const,
   summary: ["summary"] as const,
@@ -30,7 +31,15 @@ export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
   lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll],
   lanesChanged: [queryKeys.connections, queryKeys.health],
   // Every routing rebuild (connections, combos, aliases) is announced as this one.
-  connectionsChanged: [queryKeys.connections, queryKeys.cooldownsAll, queryKeys.combos, queryKeys.rateLimits],
-  settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits],
+  // Forgetting session pins is announced as this one too.
+  connectionsChanged: [
+    queryKeys.connections,
+    queryKeys.cooldownsAll,
+    queryKeys.combos,
+    queryKeys.rateLimits,
+    queryKeys.sessions,
+  ],
+  // The session-affinity TTL is a setting: turning it on or off changes the pin list.
+  settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits, queryKeys.sessions],
   routingChanged: [queryKeys.gateway, queryKeys.desktopStatus],
 };

@@ -32,6 +32,9 @@ import type {
   RequestLogEntryView,
   ResilienceSettings,
   ResilienceSettingsPatch,
+  SessionPinsClear,
+  SessionPinsCleared,
+  SessionPinsView,
   SettingsRanges,
   Versioned,
 } from "../ipc/bindings";
@@ -93,6 +96,11 @@ export interface Api {
 
   /** Every connection's flow control, live: in flight, queued, gates, budgets in force. */
   rateLimitsGet(): Promise<RateLimitsView>;
+
+  /** The live session-affinity pins (session hash prefixes only) and the TTL in force. */
+  sessionsList(): Promise<SessionPinsView>;
+  /** Forgets the pins on one connection, or every pin when `connection` is absent. */
+  sessionsClear(request: SessionPinsClear): Promise<SessionPinsCleared>;
 
   resilienceGet(): Promise<Versioned<ResilienceSettings>>;
   resiliencePatch(patch: ResilienceSettingsPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ResilienceSettings>>;

@@ -7,6 +7,11 @@ export function formatInt(n: number): string {
   return numberFormat.format(n);
 }
 
+/** A count with its noun, singular for one: (1, "session") → "1 session", (2, …) → "2 sessions". */
+export function formatCount(n: number, noun: string): string {
+  return `${formatInt(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /** Remaining time, e.g. "45s", "1m 05s", "2h 03m 04s", "3d 04h". */
 export function formatRemaining(ms: number): string {
   const total = Math.max(0, Math.ceil(ms / 1000));

@@ -14,6 +14,7 @@ import type {
   ProviderBreakerView,
   ProviderErrorRule,
   ResilienceSettings,
+  SessionPinView,
   SettingsRanges,
   Versioned,
 } from "../ipc/bindings";
@@ -79,6 +80,17 @@ export const flow = (over: Partial<ConnectionFlowView> = {}): ConnectionFlowView
   maxWaitMs: 30_000,
   executionMaxWaitMs: 600_000,
   pinnedSessions: 0,
+  ...over,
+});
+
+/** One session-affinity pin as `sessions_list` lists it (live: it expires in 10 min). */
+export const sessionPin = (over: Partial<SessionPinView> = {}): SessionPinView => ({
+  session: "3f9a0c1d2e4b",
+  provider: "glm",
+  connection: "glm-main",
+  pinnedAt: Date.now() - 300_000,
+  lastSeenAt: Date.now() - 180_000,
+  expiresAt: Date.now() + 600_000,
   ...over,
 });
 

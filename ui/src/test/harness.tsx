@@ -35,6 +35,7 @@ export function defaultHandlers(): Handlers {
     connections_list: () => [],
     combos_list: () => [],
     rate_limits_get: () => ({ connections: [] }),
+    sessions_list: () => ({ ttlMs: 0, pins: [] }),
     cooldowns_list: () => [],
     lockouts_list: () => [],
     breakers_list: () => [],

@@ -1,4 +1,5 @@
-// Connections: the list with live status, add / edit / delete / test.
+// Connections: the list with live status, add / edit / delete / test, and the
+// sessions pinned to them (session affinity).
 import { useMemo, useState } from "react";
 import { isPreconditionFailed } from "../../api/ApiError";
 import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
@@ -14,6 +15,7 @@ import {
 } from "./api";
 import { ConnectionForm } from "./components/ConnectionForm";
 import { ConnectionsTable } from "./components/ConnectionsTable";
+import { PinnedSessionsPanel } from "./components/PinnedSessionsPanel";
 
 type Editing = { mode: "add" } | { mode: "edit"; id: string } | null;
 
@@ -142,30 +144,33 @@ export function ConnectionsPage() {
           Ollama…). Each connection then appears here with its status and any cooldown counting down.
         </EmptyState>
       ) : (
-        <section className="card card-flush" aria-label="Connection list">
-          {cooldowns.isError && (
-            <p className="inline-error" role="alert">
-              Cooldown states are unavailable: {cooldowns.error.message}
-            </p>
-          )}
-          {rateLimits.isError && (
-            <p className="inline-error" role="alert">
-              Live load (in flight, queued) is unavailable: {rateLimits.error.message}
-            </p>
-          )}
-          <ConnectionsTable
-            connections={connections.data}
-            cooldowns={cooldownMap}
-            flows={flowMap}
-            testingId={test.isPending ? (test.variables ?? null) : null}
-            onEdit={(c) => {
-              setNotice(null);
-              setEditing({ mode: "edit", id: c.id });
-            }}
-            onTest={runTest}
-            onDelete={remove}
-          />
-        </section>
+        <>
+          <section className="card card-flush" aria-label="Connection list">
+            {cooldowns.isError && (
+              <p className="inline-error" role="alert">
+                Cooldown states are unavailable: {cooldowns.error.message}
+              </p>
+            )}
+            {rateLimits.isError && (
+              <p className="inline-error" role="alert">
+                Live load (in flight, queued) is unavailable: {rateLimits.error.message}
+              </p>
+            )}
+            <ConnectionsTable
+              connections={connections.data}
+              cooldowns={cooldownMap}
+              flows={flowMap}
+              testingId={test.isPending ? (test.variables ?? null) : null}
+              onEdit={(c) => {
+                setNotice(null);
+                setEditing({ mode: "edit", id: c.id });
+              }}
+              onTest={runTest}
+              onDelete={remove}
+            />
+          </section>
+          <PinnedSessionsPanel connections={connections.data} />
+        </>
       )}
     </div>
   );

@@ -1,9 +1,10 @@
 // Connections queries and mutations. Updates and deletes name the version of the
 // connection they were made to; a connection changed since refuses them (412).
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
-import type { ConnectionCreateRequest, ConnectionPatch, ConnectionView } from "../../ipc/bindings";
+import { LIVE_FLOW_POLL_MS } from "../../api/sharedQueries";
+import type { ConnectionCreateRequest, ConnectionPatch, ConnectionView, SessionPinsClear } from "../../ipc/bindings";
 
 export {
   useConnectionsQuery,
@@ -86,4 +87,31 @@ export function useTestConnection() {
   const api = useApi();
   const refresh = useRefreshConnections();
   return useMutation({ mutationFn: (id: string) => api.connectionsTest(id), onSettled: refresh });
+}
+
+/**
+ * The session-affinity pins, live. Every client request slides its session's pin, and
+ * new sessions are pinned without a change event, so this is polled like flow state.
+ */
+export function useSessionPinsQuery() {
+  const api = useApi();
+  return useQuery({
+    queryKey: queryKeys.sessions,
+    queryFn: () => api.sessionsList(),
+    refetchInterval: LIVE_FLOW_POLL_MS,
+    staleTime: 0,
+  });
+}
+
+/** Forgets pins (one connection's, or all); the per-connection counts change with them. */
+export function useForgetSessions() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (request: SessionPinsClear) => api.sessionsClear(request),
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: queryKeys.sessions });
+      void qc.invalidateQueries({ queryKey: queryKeys.rateLimits });
+    },
+  });
 }

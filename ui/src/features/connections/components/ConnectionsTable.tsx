@@ -1,11 +1,19 @@
 // The connections list: provider, name, status badge, live cooldown countdown,
-// live load (in flight / cap / queued), and the row actions (edit, test, delete).
+// live load (in flight / cap / queued, sessions pinned), and the row actions (edit,
+// test, delete).
 import type { ConnectionCooldownView, ConnectionFlowView, ConnectionView } from "../../../ipc/bindings";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
 import { Countdown } from "../../../shared/Countdown";
 import { FlowLoad } from "../../../shared/FlowLoad";
+import { formatCount } from "../../../shared/format";
 import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
 import { useNow } from "../../../shared/useNow";
+
+/** Sessions kept on this connection by session affinity; nothing when none (or affinity is off). */
+function PinnedSessions({ count }: { count: number | undefined }) {
+  if (!count) return null;
+  return <div className="small">{formatCount(count, "session")} pinned</div>;
+}
 
 export function ConnectionsTable({
   connections,
@@ -53,6 +61,7 @@ export function ConnectionsTable({
             const cd = cooldowns?.get(c.id);
             const status = cooldowns === undefined ? null : (cd?.status ?? "active");
             const laneUntil = c.claudeWall?.laneActiveUntil ?? null;
+            const flow = flows?.get(c.id);
             return (
               <tr key={c.id}>
                 <td>{c.provider}</td>
@@ -81,7 +90,8 @@ export function ConnectionsTable({
                   )}
                 </td>
                 <td>
-                  <FlowLoad flow={flows?.get(c.id)} />
+                  <FlowLoad flow={flow} />
+                  <PinnedSessions count={flow?.pinnedSessions} />
                 </td>
                 <td>{c.priority}</td>
                 <td className="small">
