@@ -201,7 +201,105 @@ async fn execution_over_its_bound_is_a_504_that_cools_nothing() {
     assert_eq!(gw.cooldown_of("c1").await["status"], "active");
 }
 
-// settings-test: /quotaShareConcurrencyLimit/enabled
+/// Connections `c1` and `c2` of provider `pa` and `d1` of provider `pb`, all at `url`.
+fn two_providers(url: &str) -> String {
+    let mut config = client_key_toml();
+    for (id, provider) in [("c1", "pa"), ("c2", "pa"), ("d1", "pb")] {
+        config.push_str(&format!(
+            "\n[[connections]]\nid = \"{id}\"\nprovider = \"{provider}\"\napi_format = \"openai\"\n\
+             api_key = \"sk-{id}\"\nbase_url = \"{url}\"\n"
+        ));
+    }
+    config
+}
+
+// settings-test: /requestQueue/globalConcurrentRequests
+#[tokio::test]
+async fn the_global_cap_holds_across_providers_and_times_out_in_line() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let (gw, clock) = manual(&two_providers(&upstream.url())).await;
+    gw.patch_settings(&json!({"requestQueue": {"globalConcurrentRequests": 1, "maxWaitMs": 4000}})).await;
+    let first = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    // Another provider, another connection: still over the gateway's cap.
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pb/m"));
+    let global = until_global(&gw, |g| g["queued"] == 1).await;
+    assert_eq!((global["cap"].as_u64(), global["inFlight"].as_u64()), (Some(1), Some(1)), "{global}");
+    assert_eq!(upstream.calls(), 1);
+    hold.release(1);
+    assert_eq!(status_and_body(first).await.0, 200);
+    hold.open();
+    assert_eq!(status_and_body(second).await.0, 200);
+    assert_eq!(upstream.max_in_flight(), 1, "never more than one upstream request at once");
+
+    // A wait over maxWaitMs: SEMAPHORE_TIMEOUT, nothing upstream.
+    let hold = Hold::new();
+    upstream.set_default(ok_reply().held(&hold));
+    let calls = upstream.calls();
+    let first = gw.post_in_background("/v1/chat/completions", &chat("pa/m"));
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pb/m"));
+    until_global(&gw, |g| g["queued"] == 1).await;
+    clock.advance(Duration::from_millis(4_000));
+    let (status, body) = status_and_body(second).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (429, Some("SEMAPHORE_TIMEOUT")), "{body}");
+    assert_eq!(upstream.calls(), calls + 1);
+    hold.open();
+    assert_eq!(status_and_body(first).await.0, 200);
+    // Uncapped again: no global gate at all.
+    gw.patch_settings(&json!({"requestQueue": {"globalConcurrentRequests": 0}})).await;
+    assert_eq!(gw.mgmt_json("/api/rate-limits").await["global"], Value::Null);
+}
+
+/// Polls `GET /api/rate-limits` until the global gate satisfies `cond`.
+async fn until_global(gw: &TestGateway, cond: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..500 {
+        let global = gw.mgmt_json("/api/rate-limits").await["global"].clone();
+        if cond(&global) {
+            return global;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the global gate never got there: {}", gw.mgmt_json("/api/rate-limits").await);
+}
+
+// settings-test: /providerConcurrency /providerConcurrency/* /providerConcurrency/*/cap
+#[tokio::test]
+async fn a_provider_cap_holds_across_its_connections_only() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let gw = TestGateway::start(&two_providers(&upstream.url())).await;
+    let bad = gw
+        .mgmt(reqwest::Method::PATCH, "/api/resilience")
+        .json(&json!({"providerConcurrency": {"pa": 0}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(bad.status(), 400);
+    assert!(bad.text().await.unwrap_or_default().contains("/providerConcurrency/pa"));
+    gw.patch_settings(&json!({"providerConcurrency": {"pa": 1}})).await;
+    // Four requests for provider pa (two connections) and one for pb.
+    let pa: Vec<_> = (0..4).map(|_| gw.post_in_background("/v1/chat/completions", &chat("pa/m"))).collect();
+    let pb = gw.post_in_background("/v1/chat/completions", &chat("pb/m"));
+    assert!(
+        upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 2).await,
+        "one pa and the pb request"
+    );
+    let view = gw.mgmt_json("/api/rate-limits").await;
+    assert_eq!(
+        view["providers"],
+        json!([{"provider": "pa", "gate": {"cap": 1, "inFlight": 1, "queued": 3}}]),
+        "{view}"
+    );
+    hold.open();
+    for handle in pa {
+        assert_eq!(status_and_body(handle).await.0, 200);
+    }
+    assert_eq!(status_and_body(pb).await.0, 200);
+    assert_eq!(upstream.max_in_flight(), 2, "pa never had two at once");
+}
+
 // settings-test: /requestQueue/maxWaitMs
 #[tokio::test]
 async fn the_queue_wait_setting_bounds_connections_without_their_own() {
@@ -243,6 +341,7 @@ async fn the_execution_bound_setting_applies_to_connections_without_their_own() 
     assert!(body["error"]["message"].as_str().unwrap_or_default().contains("8000 ms"), "{body}");
 }
 
+// settings-test: /quotaShareConcurrencyLimit/enabled
 #[tokio::test]
 async fn two_client_keys_on_a_capped_account_are_serialised_or_refused_without_quota_share() {
     let hold = Hold::new();

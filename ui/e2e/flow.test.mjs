@@ -1,6 +1,7 @@
 // Real-browser end-to-end test of flow control (SPEC 4.6) through the settings UI: a
 // round-robin combo made on the Combos page spreads requests over its connections,
-// and a cap set in the connection form holds requests in its queue, shown live on
+// a cap set in the connection form holds requests in its queue, and a gateway-wide
+// cap set on the Resilience page holds them at the shared gate, both shown live on
 // the Connections page. Four fake upstreams (one per connection, each counting its
 // calls) behind a real `switchyard serve`; every step is checked on the page and
 // through the gateway's APIs.
@@ -197,6 +198,52 @@ describe("flow control in a real browser", { timeout: 120_000 }, () => {
     await row.getByText("0 queued", { exact: true }).waitFor();
     const live = (await gw.get("/api/rate-limits")).connections.find((c) => c.connectionId === CAPPED);
     assert.deepEqual([live.inFlight, live.queued], [0, 0]);
+    assert.deepEqual(problems, [], "no page errors or failed calls");
+  });
+
+  test("Resilience → Connections: a gateway-wide cap of 1 set on the page holds the second request, shown live", async () => {
+    await openRoute(page, gw.baseUrl, "resilience", "Resilience");
+    const queue = page.getByRole("region", { name: "Request queue" });
+    await queue.getByLabel("Gateway-wide concurrency cap").fill("1");
+    await queue.getByRole("button", { name: "Save Request queue" }).click();
+    await queue.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const stored = await gw.get("/api/resilience");
+    assert.equal(stored.requestQueue.globalConcurrentRequests, 1, JSON.stringify(stored.requestQueue));
+
+    await openRoute(page, gw.baseUrl, "connections", "Connections");
+    const gateway = page
+      .getByRole("region", { name: "Shared concurrency caps" })
+      .getByRole("listitem")
+      .filter({ hasText: /^Gateway:/ });
+    await gateway.filter({ hasText: "Gateway: 0 of 1 in flight, 0 queued" }).waitFor();
+
+    // Whichever OpenAI connection serves it, the first request is held upstream; the
+    // second waits at the gateway-wide gate before any connection is tried.
+    const openai = SPREAD.map((id) => fakes[id]);
+    for (const fake of openai) await fake.setDefault({ status: 200, body: chatCompletion("gpt-4o-mini"), hold: true });
+    const upstreamInFlight = async () => (await Promise.all(openai.map((f) => f.inFlight()))).reduce((a, b) => a + b, 0);
+    const requests = ["first", "second"].map((content) => gw.chat("openai/gpt-4o-mini", content));
+    try {
+      await waitFor(
+        async () => {
+          const live = (await gw.get("/api/rate-limits")).global;
+          return live?.inFlight === 1 && live.queued === 1 && (await upstreamInFlight()) === 1;
+        },
+        { what: "one request held upstream and one queued at the gateway-wide gate" },
+      );
+      // The page polls the live load: no reload needed.
+      await gateway.filter({ hasText: "Gateway: 1 of 1 in flight, 1 queued" }).waitFor();
+      await gateway.getByText("At cap").waitFor();
+    } finally {
+      for (const fake of openai) await fake.release({ all: true });
+    }
+    const answers = await Promise.all(requests);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    await gateway.filter({ hasText: "Gateway: 0 of 1 in flight, 0 queued" }).waitFor();
     assert.deepEqual(problems, [], "no page errors or failed calls");
   });
 });

@@ -489,6 +489,20 @@ pub struct RateLimitToggleResult {
 pub struct RateLimitsView {
     /// One entry per connection, in priority order.
     pub connections: Vec<ConnectionFlowView>,
+    /// The gateway-wide gate (`requestQueue.globalConcurrentRequests`), when set.
+    pub global: Option<GateView>,
+    /// The provider gates (`providerConcurrency`), by provider id.
+    pub providers: Vec<ProviderGateView>,
+}
+
+/// A provider's shared gate, live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderGateView {
+    /// Provider id.
+    pub provider: String,
+    /// The gate.
+    pub gate: GateView,
 }
 
 /// A named list of targets with a routing strategy.

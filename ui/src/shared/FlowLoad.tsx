@@ -1,11 +1,18 @@
 // A connection's live flow state (`rate_limits_get`): requests in flight against its
 // concurrency cap, requests waiting in its queue, and its per-model gates. Shown the
-// same way on the Connections and Combos pages.
+// same way on the Connections and Combos pages; the shared gates use its "At cap".
 import type { ConnectionFlowView, GateView } from "../ipc/bindings";
 import { formatInt } from "./format";
 
-function atCap(inFlight: number, gate: GateView | null | undefined): boolean {
-  return gate != null && inFlight >= gate.cap;
+/** The "At cap" badge, after the load text, when the requests in flight fill the gate. */
+export function AtCap({ inFlight, gate }: { inFlight: number; gate: GateView | null | undefined }) {
+  if (gate == null || inFlight < gate.cap) return null;
+  return (
+    <>
+      {" "}
+      <span className="badge badge-warning">At cap</span>
+    </>
+  );
 }
 
 function load(inFlight: number, gate: GateView | null | undefined): string {
@@ -28,12 +35,7 @@ export function FlowLoad({
     <div className="flow-load">
       <span>
         {load(flow.inFlight, flow.gate)}
-        {atCap(flow.inFlight, flow.gate) && (
-          <>
-            {" "}
-            <span className="badge badge-warning">At cap</span>
-          </>
-        )}
+        <AtCap inFlight={flow.inFlight} gate={flow.gate} />
       </span>
       {queued && <span className={flow.queued > 0 ? "flow-queued" : "muted"}>{formatInt(flow.queued)} queued</span>}
       {gates.length > 0 && (
@@ -41,12 +43,7 @@ export function FlowLoad({
           {gates.map((m) => (
             <li key={m.model}>
               <code>{m.model}</code>: {load(m.gate.inFlight, m.gate)}, {formatInt(m.gate.queued)} queued
-              {atCap(m.gate.inFlight, m.gate) && (
-                <>
-                  {" "}
-                  <span className="badge badge-warning">At cap</span>
-                </>
-              )}
+              <AtCap inFlight={m.gate.inFlight} gate={m.gate} />
             </li>
           ))}
         </ul>

@@ -5,9 +5,10 @@
 // so and offers Reload, which keeps the user's edits on top of the current settings.
 import { useMemo, useState, type FormEvent, type ReactNode } from "react";
 import { ChangedElsewhere, reloadedText } from "./ChangedElsewhere";
-import { formatRange, type RangeLookup } from "./ranges";
-import { FormErrors, NumberField, Switch, TextField } from "./fields";
-import { allFields, buildPatch, draftFrom, type Draft, type FieldSection } from "./settingsForm";
+import type { RangeLookup } from "./ranges";
+import { FormErrors } from "./fields";
+import { SettingInput } from "./SettingInput";
+import { allFields, buildPatch, draftFrom, issuePaths, type Draft, type FieldSection } from "./settingsForm";
 import { useFieldErrors } from "./useFieldErrors";
 import { useVersionedEdits } from "./versionedEdits";
 
@@ -52,14 +53,14 @@ export function SettingsCard({
   children?: ReactNode;
 }) {
   const fields = useMemo(() => allFields(sections), [sections]);
-  const paths = useMemo(() => fields.map((f) => f.path), [fields]);
   const liveDraft = useMemo(() => draftFrom(doc, fields), [doc, fields]);
   const edits = useVersionedEdits<Draft>(liveDraft, version);
   const [busy, setBusy] = useState(false);
   const [reloading, setReloading] = useState(false);
   const [status, setStatus] = useState<string | null>(null);
-  const errors = useFieldErrors(paths, { basePath });
   const draft = edits.values;
+  const paths = useMemo(() => issuePaths(fields, draft), [fields, draft]);
+  const errors = useFieldErrors(paths, { basePath });
   const dirty = edits.dirty;
 
   const set = (path: string, value: string | boolean) => {
@@ -125,54 +126,17 @@ export function SettingsCard({
         {sections.map((section, i) => {
           const body = (
             <div className="field-grid">
-              {section.fields.map((f) => {
-                const fid = fieldId(id, f.path);
-                const error = errors.fieldError(f.path);
-                if (f.kind === "bool") {
-                  return (
-                    <Switch
-                      key={f.path}
-                      id={fid}
-                      path={f.path}
-                      label={f.label}
-                      help={f.help}
-                      checked={draft[f.path] === true}
-                      error={error}
-                      onChange={(v) => set(f.path, v)}
-                    />
-                  );
-                }
-                if (f.kind === "intList") {
-                  const item = ranges(`${f.path}/*`);
-                  return (
-                    <TextField
-                      key={f.path}
-                      id={fid}
-                      path={f.path}
-                      label={f.label}
-                      range={ranges(f.path)}
-                      help={[f.help, item ? `Each ${formatRange(item)}.` : null].filter(Boolean).join(" ")}
-                      value={String(draft[f.path] ?? "")}
-                      error={error}
-                      onChange={(v) => set(f.path, v)}
-                    />
-                  );
-                }
-                return (
-                  <NumberField
-                    key={f.path}
-                    id={fid}
-                    path={f.path}
-                    label={f.label}
-                    help={f.help}
-                    optional={f.optional}
-                    range={ranges(f.path)}
-                    value={String(draft[f.path] ?? "")}
-                    error={error}
-                    onChange={(v) => set(f.path, v)}
-                  />
-                );
-              })}
+              {section.fields.map((f) => (
+                <SettingInput
+                  key={f.path}
+                  id={fieldId(id, f.path)}
+                  field={f}
+                  value={draft[f.path]}
+                  fieldError={errors.fieldError}
+                  ranges={ranges}
+                  onChange={(v) => set(f.path, v)}
+                />
+              ))}
             </div>
           );
           return section.title ? (

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { formatRange, rangeLookup } from "./ranges";
-import { buildPatch, draftFrom, getAtPointer, parseIntList, parseWholeNumber, type SettingField } from "./settingsForm";
+import {
+  buildPatch,
+  draftFrom,
+  getAtPointer,
+  issuePaths,
+  parseIntList,
+  parseWholeNumber,
+  type SettingField,
+} from "./settingsForm";
 
 const doc = {
   providerBreaker: {
@@ -85,5 +93,45 @@ describe("settings forms", () => {
     expect(parseWholeNumber("", false)).toEqual({ error: "Enter a whole number." });
     expect(parseWholeNumber("1.5", true)).toEqual({ error: "Enter a whole number (no units or decimals)." });
     expect(parseWholeNumber("5s", true)).toEqual({ error: "Enter a whole number (no units or decimals)." });
+  });
+
+  describe("a map of caps (one value: its patch replaces the whole map)", () => {
+    const caps: SettingField = {
+      kind: "capMap",
+      path: "/providerConcurrency",
+      label: "Provider caps",
+      entries: { noun: "provider", example: "glm=2" },
+    };
+
+    it("reads the map one id=cap per line, and an absent map as empty", () => {
+      expect(draftFrom({ providerConcurrency: { glm: 2, "a/b": 5 } }, [caps])).toEqual({
+        "/providerConcurrency": "glm=2\na/b=5",
+      });
+      expect(draftFrom({}, [caps])).toEqual({ "/providerConcurrency": "" });
+    });
+
+    it("sends the whole map, entries left out removed", () => {
+      const stored = { providerConcurrency: { glm: 2, kimi: 1 } };
+      const built = buildPatch(stored, [caps], { "/providerConcurrency": "glm = 3, openrouter=0" });
+      expect(built).toEqual({ patch: { providerConcurrency: { glm: 3, openrouter: 0 } }, errors: {} });
+      expect(buildPatch(stored, [caps], { "/providerConcurrency": " " }).patch).toEqual({ providerConcurrency: {} });
+    });
+
+    it("refuses lines that are no id=cap, naming each", () => {
+      const built = buildPatch({}, [caps], { "/providerConcurrency": "glm\nkimi=-1" });
+      expect(built.errors).toEqual({
+        "/providerConcurrency":
+          "Line 1: write provider=cap, e.g. glm=2 (“glm”). Line 2: the cap of kimi must be a whole number.",
+      });
+    });
+
+    it("claims the issue path of every entry the draft names", () => {
+      expect(issuePaths([caps, fields[0]], { "/providerConcurrency": "glm=2\na/b=1" })).toEqual([
+        "/providerConcurrency",
+        "/providerConcurrency/glm",
+        "/providerConcurrency/a~1b",
+        "/providerBreaker/oauth/failureThreshold",
+      ]);
+    });
   });
 });

@@ -1,12 +1,15 @@
 // Data-driven settings forms: fields addressed by JSON pointer, a draft of raw
 // user input per field, and the patch a draft turns into. A patch always carries the
 // whole top-level group(s) a form edits (the current values with the form's fields
-// applied), so the server validates cross-field rules on the complete group.
+// applied), so the server validates cross-field rules on the complete group. A map of
+// caps (`capMap`) is one value: its patch replaces the whole map.
+import { capMapKeys, capMapPaths, formatCapMap, parseCapMap, type CapMapNoun } from "./capMap";
 
 export type SettingField =
   | { kind: "int"; path: string; label: string; help?: string; optional?: boolean }
   | { kind: "bool"; path: string; label: string; help?: string }
-  | { kind: "intList"; path: string; label: string; help?: string };
+  | { kind: "intList"; path: string; label: string; help?: string }
+  | { kind: "capMap"; path: string; label: string; help?: string; entries: CapMapNoun };
 
 export type FieldSection = { title?: string; description?: string; fields: SettingField[] };
 
@@ -50,6 +53,11 @@ export function allFields(sections: FieldSection[]): SettingField[] {
   return sections.flatMap((s) => s.fields);
 }
 
+/** A stored map of caps, or null when the document holds none. */
+function asCapMap(v: Json): Record<string, number> | null {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, number>) : null;
+}
+
 /** The draft showing a document's current values. */
 export function draftFrom(doc: Json, fields: SettingField[]): Draft {
   const draft: Draft = {};
@@ -57,9 +65,20 @@ export function draftFrom(doc: Json, fields: SettingField[]): Draft {
     const v = getAtPointer(doc, f.path);
     if (f.kind === "bool") draft[f.path] = v === true;
     else if (f.kind === "intList") draft[f.path] = Array.isArray(v) ? v.join(", ") : "";
+    else if (f.kind === "capMap") draft[f.path] = formatCapMap(asCapMap(v));
     else draft[f.path] = typeof v === "number" ? String(v) : "";
   }
   return draft;
+}
+
+/**
+ * The paths a form's issues may name: each field's, and for a map of caps each entry
+ * its draft names (`/providerConcurrency/glm`), so that entry's issue is shown by id.
+ */
+export function issuePaths(fields: SettingField[], draft: Draft): string[] {
+  return fields.flatMap((f) =>
+    f.kind === "capMap" ? capMapPaths(f.path, capMapKeys(String(draft[f.path] ?? ""), f.entries)) : [f.path],
+  );
 }
 
 /** Parses "403, 404\n429" into numbers; null when a token is not a whole number. */
@@ -110,6 +129,10 @@ export function buildPatch(doc: Json, fields: SettingField[], draft: Draft): Bui
       const list = parseIntList(String(raw ?? ""));
       if (list === null) errors[f.path] = "Enter whole numbers separated by commas.";
       else setAtPointer(patch, f.path, list);
+    } else if (f.kind === "capMap") {
+      const parsed = parseCapMap(String(raw ?? ""), f.entries);
+      if (parsed.errors.length) errors[f.path] = parsed.errors.join(" ");
+      else setAtPointer(patch, f.path, parsed.caps);
     } else {
       const parsed = parseWholeNumber(String(raw ?? ""), f.optional === true);
       if ("error" in parsed) errors[f.path] = parsed.error;

@@ -13,6 +13,7 @@ import type {
   MonitoringSummaryView,
   ProviderBreakerView,
   ProviderErrorRule,
+  RateLimitsView,
   ResilienceSettings,
   SessionPinView,
   SettingsRanges,
@@ -80,6 +81,17 @@ export const flow = (over: Partial<ConnectionFlowView> = {}): ConnectionFlowView
   maxWaitMs: 30_000,
   executionMaxWaitMs: 600_000,
   pinnedSessions: 0,
+  ...over,
+});
+
+/**
+ * The live flow document as `rate_limits_get` answers it: `connections`, and the
+ * shared gates, which exist only for the caps that are set (none by default).
+ */
+export const rateLimits = (over: Partial<RateLimitsView> = {}): RateLimitsView => ({
+  connections: [],
+  global: null,
+  providers: [],
   ...over,
 });
 

@@ -34,7 +34,7 @@ export function defaultHandlers(): Handlers {
     desktop_status: () => ({ running: true, listen: "127.0.0.1:7821", error: null }),
     connections_list: () => [],
     combos_list: () => [],
-    rate_limits_get: () => ({ connections: [] }),
+    rate_limits_get: () => f.rateLimits(),
     sessions_list: () => ({ ttlMs: 0, pins: [] }),
     cooldowns_list: () => [],
     lockouts_list: () => [],

@@ -91,6 +91,9 @@ impl Inner {
 #[derive(Default)]
 pub struct SessionAffinity {
     inner: Mutex<Inner>,
+    /// Wakes the writer when the first change since its last flush arrives, so an
+    /// idle gateway (or one without sessions) arms no timer at all.
+    changed: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for SessionAffinity {
@@ -164,7 +167,17 @@ impl SessionAffinity {
                 last_seen: now,
             }),
         }
+        let first_change = inner.dirty.is_empty();
         inner.dirty.insert((session.clone(), served.provider.to_owned()));
+        drop(inner);
+        if first_change {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Completes when pins changed since the last [`Self::take_dirty`].
+    pub async fn changed(&self) {
+        self.changed.notified().await;
     }
 
     /// Live pins, most recent first.
@@ -222,6 +235,10 @@ impl SessionAffinity {
         }
         for key in emptied {
             sessions.pop(&key);
+        }
+        drop(inner);
+        if removed > 0 {
+            self.changed.notify_one();
         }
         removed
     }

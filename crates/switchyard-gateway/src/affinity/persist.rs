@@ -1,5 +1,6 @@
 //! The pin table's stored copy: read back at start, written by a background task
-//! every [`FLUSH_EVERY`] of the gateway's clock and once more at shutdown. Requests
+//! [`FLUSH_EVERY`] (gateway clock) after the first change since its last write,
+//! and once more at shutdown. Requests
 //! never wait for the database; a crash loses at most the last few seconds of
 //! renewals (the pins themselves were written when they were made or moved, unless
 //! that happened in those seconds too).
@@ -49,6 +50,11 @@ pub fn spawn_writer(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
+            tokio::select! {
+                () = table.changed() => {}
+                () = shutdown.cancelled() => break,
+            }
+            // Batch what follows the first change for a while, then write it.
             tokio::select! {
                 () = clock.sleep(FLUSH_EVERY) => {}
                 () = shutdown.cancelled() => break,

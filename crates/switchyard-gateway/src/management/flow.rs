@@ -3,8 +3,8 @@
 
 use switchyard_types::ErrorCode;
 use switchyard_types::api::{
-    ConnectionFlowView, GateView, ModelGateView, RateLimitToggle, RateLimitToggleResult, RateLimitsView,
-    SessionPinsClear, SessionPinsCleared, SessionPinsView,
+    ConnectionFlowView, GateView, ModelGateView, ProviderGateView, RateLimitToggle, RateLimitToggleResult,
+    RateLimitsView, SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
 
 use super::{ManagementService, MgmtResult};
@@ -47,6 +47,18 @@ impl ManagementService {
                     execution_max_wait_ms: c.flow.execution_max_wait_ms(queue.execution_max_wait_ms),
                     pinned_sessions: self.resilience.affinity.count_for(&c.id, ttl_ms, now),
                 })
+                .collect(),
+            global: self.resilience.flow.global_gate().map(|g| GateView {
+                cap: g.cap(),
+                in_flight: g.in_flight(),
+                queued: g.queued(),
+            }),
+            providers: self
+                .resilience
+                .flow
+                .provider_gate_stats()
+                .into_iter()
+                .map(|(provider, g)| ProviderGateView { provider, gate: gate(g) })
                 .collect(),
         }
     }

@@ -113,7 +113,21 @@ impl Resilience {
             store,
             env,
         };
+        resilience.flow_caps(&resilience.effective.load());
         Ok((Arc::new(resilience), persister))
+    }
+
+    /// Applies effective settings to the engine and the shared flow gates.
+    fn apply(&self, settings: &ResilienceSettings) {
+        self.engine.apply_settings(settings);
+        self.flow_caps(settings);
+    }
+
+    fn flow_caps(&self, settings: &ResilienceSettings) {
+        self.flow.set_shared_caps(
+            settings.request_queue.global_concurrent_requests,
+            &settings.provider_concurrency,
+        );
     }
 
     /// Restores persisted breakers and connection fields (after the connections are
@@ -178,7 +192,7 @@ impl Resilience {
         let as_patch = parse_patch(&serde_json::to_vec(&next).unwrap_or_default())
             .map_err(|issues| GatewayError::internal(format!("stored document unreadable: {issues:?}")))?;
         let layered = layer(self.env.as_ref(), Some(as_patch));
-        self.engine.apply_settings(&layered.settings);
+        self.apply(&layered.settings);
         self.effective.store(Arc::new(layered.settings));
         let (_, written) = load_stored(store).await?;
         self.version.store(written, Ordering::Release);
@@ -190,7 +204,7 @@ impl Resilience {
     pub async fn reload_from_store(&self) -> Result<(), GatewayError> {
         let (stored, version) = load_stored(&self.store).await?;
         let layered = layer(self.env.as_ref(), stored);
-        self.engine.apply_settings(&layered.settings);
+        self.apply(&layered.settings);
         self.effective.store(Arc::new(layered.settings));
         self.version.store(version, Ordering::Release);
         Ok(())

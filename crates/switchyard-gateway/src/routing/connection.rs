@@ -226,7 +226,7 @@ impl Connection {
             auth,
             urls,
             provider_specific: record.provider_specific.clone(),
-            flow: flows.configure(&record.id, &flow_limits(record)),
+            flow: flows.configure(&record.id, &record.provider, &flow_limits(record)),
             auth_kind: record.auth_kind,
             protection_forced: record.rate_limit_protection == Some(true),
         }

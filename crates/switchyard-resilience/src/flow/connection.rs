@@ -1,4 +1,5 @@
-//! One connection's flow state: its gates (the connection cap and per-model caps),
+//! One connection's flow state: its gates (its provider's shared cap, the
+//! connection cap and per-model caps),
 //! the live counts the strategies and the UI read (in flight, queued, dispatched),
 //! and the quota reset its last answers announced.
 //!
@@ -10,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU32, AtomicU64, Ordering};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use switchyard_types::UnixMillis;
 
 use super::gate::{Gate, GatePermit, Queued};
@@ -40,6 +41,8 @@ struct Gates {
 /// Which gate a request found full or was waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateKind {
+    /// The cap shared by every connection of the provider (`providerConcurrency`).
+    Provider,
     /// The connection's cap.
     Connection,
     /// The cap of the model on this connection.
@@ -61,7 +64,7 @@ pub struct GateStats {
 }
 
 impl GateStats {
-    fn of(gate: &Gate) -> GateStats {
+    pub(super) fn of(gate: &Gate) -> GateStats {
         GateStats { cap: gate.cap(), in_flight: gate.in_flight(), queued: gate.queued() }
     }
 }
@@ -78,6 +81,8 @@ pub struct ConnectionFlow {
     /// Unix ms until which nothing is dispatched here (protection pacing); 0 = none.
     paced_until: AtomicI64,
     gates: ArcSwap<Gates>,
+    /// The provider's shared gate (owned by [`super::FlowControl`]), if it has one.
+    provider_gate: ArcSwapOption<Gate>,
 }
 
 /// Where a waiting request is: the gate it waits for now.
@@ -89,11 +94,13 @@ impl WaitStage {
         self.0.store(kind as u8, Ordering::Relaxed);
     }
 
-    /// The gate waited for (the connection gate before the first one is reached).
+    /// The gate waited for (the connection gate before the first one is reached:
+    /// it is what a request over a connection's cap waits for).
     pub fn get(&self) -> GateKind {
         match self.0.load(Ordering::Relaxed) {
             x if x == GateKind::Model as u8 => GateKind::Model,
             x if x == GateKind::Paced as u8 => GateKind::Paced,
+            x if x == GateKind::Provider as u8 => GateKind::Provider,
             _ => GateKind::Connection,
         }
     }
@@ -101,6 +108,11 @@ impl WaitStage {
     /// Marks the wait for a paced queue (the caller sleeps until the pace ends).
     pub fn set_paced(&self) {
         self.set(GateKind::Paced);
+    }
+
+    /// Marks the wait for the provider's shared gate (taken by the caller).
+    pub fn set_provider(&self) {
+        self.set(GateKind::Provider);
     }
 }
 
@@ -114,6 +126,7 @@ impl ConnectionFlow {
             quota_reset_at: AtomicI64::new(0),
             paced_until: AtomicI64::new(0),
             gates: ArcSwap::from_pointee(Gates::default()),
+            provider_gate: ArcSwapOption::empty(),
         };
         flow.configure(limits);
         flow
@@ -156,7 +169,13 @@ impl ConnectionFlow {
         }));
     }
 
-    /// Closes every gate (the connection was removed).
+    /// Links the provider's shared gate (or unlinks it). The gate itself belongs to
+    /// the provider: it is never closed here.
+    pub(super) fn set_provider_gate(&self, gate: Option<Arc<Gate>>) {
+        self.provider_gate.store(gate);
+    }
+
+    /// Closes every gate of its own (the connection was removed).
     pub(super) fn close(&self) {
         let gates = self.gates.swap(Arc::new(Gates::default()));
         if let Some(gate) = &gates.connection {
@@ -210,7 +229,9 @@ impl ConnectionFlow {
     /// connection's first: requests take it first).
     pub fn full_gate(&self, model: &str) -> Option<GateKind> {
         let gates = self.gates.load();
-        if gates.connection.as_ref().is_some_and(|g| !g.has_room()) {
+        if self.provider_gate.load().as_ref().is_some_and(|g| !g.has_room()) {
+            Some(GateKind::Provider)
+        } else if gates.connection.as_ref().is_some_and(|g| !g.has_room()) {
             Some(GateKind::Connection)
         } else if gates.models.get(model).is_some_and(|g| !g.has_room()) {
             Some(GateKind::Model)
@@ -223,6 +244,7 @@ impl ConnectionFlow {
     pub fn cap_of(&self, kind: GateKind, model: &str) -> Option<u32> {
         let gates = self.gates.load();
         match kind {
+            GateKind::Provider => self.provider_gate.load().as_ref().map(|g| g.cap()),
             GateKind::Connection => gates.connection.as_ref().map(|g| g.cap()),
             GateKind::Model => gates.models.get(model).map(|g| g.cap()),
             GateKind::Paced => None,
@@ -232,13 +254,17 @@ impl ConnectionFlow {
     /// Whether any gate applies to `model` here.
     pub fn is_gated(&self, model: &str) -> bool {
         let gates = self.gates.load();
-        gates.connection.is_some() || gates.models.contains_key(model)
+        gates.connection.is_some() || gates.models.contains_key(model) || self.provider_gate.load().is_some()
     }
 
-    /// Takes the slots for `model` without waiting: connection gate first, then the
-    /// model gate (the order every request uses, so two never wait on each other).
-    /// `Err` names the full gate; no slot is kept then.
+    /// Takes the slots for `model` without waiting: the provider gate first, then
+    /// the connection gate, then the model gate (the order every request uses, so
+    /// two never wait on each other). `Err` names the full gate; no slot is kept then.
     pub fn try_enter(self: &Arc<Self>, model: &str) -> Result<FlowPermit, GateKind> {
+        let provider = match self.provider_gate.load_full() {
+            Some(gate) => Some(gate.try_enter().ok_or(GateKind::Provider)?),
+            None => None,
+        };
         let gates = self.gates.load();
         let connection = match &gates.connection {
             Some(gate) => Some(gate.try_enter().ok_or(GateKind::Connection)?),
@@ -248,7 +274,7 @@ impl ConnectionFlow {
             Some(gate) => Some(gate.try_enter().ok_or(GateKind::Model)?),
             None => None,
         };
-        Ok(FlowPermit::new(self.clone(), [connection, model_slot]))
+        Ok(FlowPermit::new(self.clone(), [provider, connection, model_slot]))
     }
 
     /// Waits in this connection's queue for the slots for `model`, in the same
@@ -267,8 +293,31 @@ impl ConnectionFlow {
         stage: &WaitStage,
         pause: impl std::future::Future<Output = ()>,
     ) -> FlowPermit {
-        let _waiting = Queued::new(&self.queued);
+        let _waiting = self.queue_place();
         pause.await;
+        stage.set(GateKind::Provider);
+        let provider = match self.provider_gate.load_full() {
+            Some(gate) => Some(gate.enter().await),
+            None => None,
+        };
+        let own = self.enter_own(model, stage).await;
+        self.permit(provider, own)
+    }
+
+    /// The provider's shared gate, when it has one (a caller waiting on several
+    /// connections of one provider takes it once, then races their own gates).
+    pub fn provider_gate(&self) -> Option<Arc<Gate>> {
+        self.provider_gate.load_full()
+    }
+
+    /// Counts a request in this connection's queue while the place is held.
+    pub fn queue_place(&self) -> QueuePlace<'_> {
+        QueuePlace(Queued::new(&self.queued))
+    }
+
+    /// Waits for this connection's own slots for `model`: its gate, then the
+    /// model's (the provider slot, if any, is the caller's to take first).
+    pub async fn enter_own(self: &Arc<Self>, model: &str, stage: &WaitStage) -> OwnSlots {
         let gates = self.gates.load_full();
         stage.set(GateKind::Connection);
         let connection = match &gates.connection {
@@ -276,11 +325,16 @@ impl ConnectionFlow {
             None => None,
         };
         stage.set(GateKind::Model);
-        let model_slot = match gates.models.get(model) {
+        let model = match gates.models.get(model) {
             Some(gate) => Some(gate.enter().await),
             None => None,
         };
-        FlowPermit::new(self.clone(), [connection, model_slot])
+        OwnSlots { connection, model }
+    }
+
+    /// The request's permit from its provider slot and its own slots.
+    pub fn permit(self: &Arc<Self>, provider: Option<GatePermit>, own: OwnSlots) -> FlowPermit {
+        FlowPermit::new(self.clone(), [provider, own.connection, own.model])
     }
 
     /// Paces this connection's queue: nothing is dispatched here before `at` (the
@@ -307,16 +361,27 @@ impl ConnectionFlow {
     }
 }
 
+/// A waiting request's place in a connection's queue count.
+#[derive(Debug)]
+pub struct QueuePlace<'a>(#[allow(dead_code, reason = "held for its drop")] Queued<'a>);
+
+/// A connection's own slots (its gate's and the model's), before they join a permit.
+#[derive(Debug)]
+pub struct OwnSlots {
+    connection: Option<GatePermit>,
+    model: Option<GatePermit>,
+}
+
 /// A request's place on a connection: counted in flight, holding its gate slots,
 /// all given back exactly once when it drops.
 #[derive(Debug)]
 pub struct FlowPermit {
     flow: Arc<ConnectionFlow>,
-    _slots: [Option<GatePermit>; 2],
+    _slots: [Option<GatePermit>; 3],
 }
 
 impl FlowPermit {
-    fn new(flow: Arc<ConnectionFlow>, slots: [Option<GatePermit>; 2]) -> FlowPermit {
+    fn new(flow: Arc<ConnectionFlow>, slots: [Option<GatePermit>; 3]) -> FlowPermit {
         flow.in_flight.fetch_add(1, Ordering::Relaxed);
         flow.dispatched.fetch_add(1, Ordering::Relaxed);
         FlowPermit { flow, _slots: slots }
@@ -388,6 +453,29 @@ mod tests {
         drop(waiter);
         assert_eq!(flow.queued(), 0);
         assert!(flow.try_enter("m").is_ok());
+    }
+
+    #[test]
+    fn a_provider_gate_is_shared_taken_first_and_never_closed_by_a_connection() {
+        let shared = Gate::new(1);
+        let (a, b) = (
+            Arc::new(ConnectionFlow::new("a", &limits(Some(5), &[]))),
+            Arc::new(ConnectionFlow::new("b", &FlowLimits::default())),
+        );
+        a.set_provider_gate(Some(shared.clone()));
+        b.set_provider_gate(Some(shared.clone()));
+        let held = a.try_enter("m");
+        assert!(held.is_ok());
+        assert_eq!(b.try_enter("m").err(), Some(GateKind::Provider), "one slot for the whole provider");
+        assert_eq!(
+            (b.full_gate("m"), b.cap_of(GateKind::Provider, "m")),
+            (Some(GateKind::Provider), Some(1))
+        );
+        assert_eq!(a.gate_stats().map(|g| g.in_flight), Some(1));
+        a.close();
+        assert!(b.try_enter("m").is_err(), "closing a connection leaves its provider's gate alone");
+        drop(held);
+        assert!(b.try_enter("m").is_ok());
     }
 
     #[test]

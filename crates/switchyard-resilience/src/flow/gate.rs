@@ -127,6 +127,7 @@ impl Drop for GatePermit {
 }
 
 /// Counts one waiter for as long as it lives.
+#[derive(Debug)]
 pub(crate) struct Queued<'a>(&'a AtomicU32);
 
 impl<'a> Queued<'a> {

@@ -10,7 +10,7 @@ use super::ResilienceSettings;
 use super::defaults::LOCKOUT_ERROR_CODES;
 use super::fields::for_each_integer;
 use super::ranges::{MAX_ERROR_RULES, known};
-use super::validate::{cross_field, in_range, rule_problems};
+use super::validate::{cross_field, in_range, provider_cap_problem, rule_problems};
 
 /// One value the clamp path changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
@@ -45,6 +45,7 @@ impl ResilienceSettings {
         });
         clamp_error_codes(&mut self.model_lockout.error_codes, &mut notes);
         clamp_rules(&mut self, &mut notes);
+        clamp_provider_caps(&mut self, &mut notes);
         cross_field(&mut self, true, &mut |path, _, fixed| {
             notes.push(ClampNote::new(path, "violates a cross-field rule", fixed));
         });
@@ -93,6 +94,17 @@ fn clamp_rules(s: &mut ResilienceSettings, notes: &mut Vec<ClampNote>) {
         notes.push(ClampNote::new("/providerErrorRules", s.provider_error_rules.len(), max));
         s.provider_error_rules.truncate(max);
     }
+}
+
+/// Drops provider caps that are not valid (a stored document edited by hand).
+fn clamp_provider_caps(s: &mut ResilienceSettings, notes: &mut Vec<ClampNote>) {
+    s.provider_concurrency.retain(|provider, cap| match provider_cap_problem(provider, *cap) {
+        Some((path, _)) => {
+            notes.push(ClampNote::new(path, *cap, "dropped"));
+            false
+        }
+        None => true,
+    });
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub(crate) fn for_each_integer(s: &mut ResilienceSettings, f: &mut dyn FnMut(&'s
     f("/requestQueue/maxWaitMs", &mut rq.max_wait_ms);
     f("/requestQueue/executionMaxWaitMs", &mut rq.execution_max_wait_ms);
     f("/requestQueue/maxQueueDepth", &mut rq.max_queue_depth);
+    f("/requestQueue/globalConcurrentRequests", &mut rq.global_concurrent_requests);
     let cw = &mut s.combo_cooldown_wait;
     f("/comboCooldownWait/maxWaitMs", &mut cw.max_wait_ms);
     f("/comboCooldownWait/maxAttempts", &mut cw.max_attempts);

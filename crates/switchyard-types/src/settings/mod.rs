@@ -25,6 +25,8 @@ pub mod ranges;
 mod stored;
 mod validate;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::resilience::{ErrorReason, RuleScope};
@@ -151,6 +153,9 @@ pub struct ResilienceSettings {
     pub session_affinity_ttl_ms: u32,
     /// Operator error rules, consulted before the built-in ones (SPEC 4.8).
     pub provider_error_rules: Vec<ProviderErrorRule>,
+    /// Requests in flight at most per provider (all its connections together),
+    /// by provider id; absent = no provider gate (SPEC 4.6).
+    pub provider_concurrency: BTreeMap<String, u32>,
 }
 
 impl Default for ResilienceSettings {
@@ -167,6 +172,7 @@ impl Default for ResilienceSettings {
             stream_recovery: StreamRecoverySettings::default(),
             session_affinity_ttl_ms: d::SESSION_AFFINITY_TTL_MS,
             provider_error_rules: Vec::new(),
+            provider_concurrency: BTreeMap::new(),
         }
     }
 }
@@ -373,6 +379,10 @@ pub struct RequestQueueSettings {
     /// Queue every active API-key connection (env `RATE_LIMIT_AUTO_ENABLE`, which wins
     /// over the stored value).
     pub auto_enable_api_key_providers: bool,
+    /// Upstream requests in flight at most across the whole gateway, 0 = no cap. A
+    /// request takes its slot before its first attempt and keeps it through
+    /// failovers.
+    pub global_concurrent_requests: u32,
 }
 
 impl Default for RequestQueueSettings {
@@ -382,6 +392,7 @@ impl Default for RequestQueueSettings {
             execution_max_wait_ms: d::QUEUE_EXECUTION_MAX_WAIT_MS,
             max_queue_depth: d::QUEUE_MAX_DEPTH,
             auto_enable_api_key_providers: true,
+            global_concurrent_requests: 0,
         }
     }
 }

@@ -70,6 +70,9 @@ pub struct ResilienceSettingsPatch {
     /// Replaces the operator rules.
     #[serde(default)]
     pub provider_error_rules: Option<Vec<ProviderErrorRule>>,
+    /// Replaces the provider caps.
+    #[serde(default)]
+    pub provider_concurrency: Option<std::collections::BTreeMap<String, u32>>,
 }
 
 /// Partial [`ToggleSettings`].
@@ -237,6 +240,9 @@ pub struct RequestQueuePatch {
     /// Auto-queue API-key connections.
     #[serde(default)]
     pub auto_enable_api_key_providers: Option<bool>,
+    /// Gateway-wide cap.
+    #[serde(default)]
+    pub global_concurrent_requests: Option<u32>,
 }
 
 /// Partial [`ComboCooldownWaitSettings`].
@@ -350,6 +356,9 @@ impl ResilienceSettings {
         if let Some(v) = patch.session_affinity_ttl_ms {
             self.session_affinity_ttl_ms = v;
         }
+        if let Some(v) = patch.provider_concurrency {
+            self.provider_concurrency = v;
+        }
         if let Some(v) = patch.provider_error_rules {
             self.provider_error_rules = v;
         }
@@ -410,7 +419,8 @@ fn merge_lockout(t: &mut ModelLockoutSettings, p: ModelLockoutPatch) {
 }
 
 fn merge_queue(t: &mut RequestQueueSettings, p: RequestQueuePatch) {
-    merge_fields!(t, p; max_wait_ms, execution_max_wait_ms, max_queue_depth, auto_enable_api_key_providers);
+    merge_fields!(t, p; max_wait_ms, execution_max_wait_ms, max_queue_depth, auto_enable_api_key_providers,
+        global_concurrent_requests);
 }
 
 fn merge_combo(t: &mut ComboCooldownWaitSettings, p: ComboCooldownWaitPatch) {

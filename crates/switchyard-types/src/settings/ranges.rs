@@ -3,8 +3,9 @@
 //! ([`super::ResilienceSettings::clamp`]) and
 //! the UI forms ([`SettingsRanges`]) all read this table, so they cannot disagree.
 //!
-//! Paths use `*` for a list index (`/providerErrorRules/*/status`); issues carry the
-//! concrete index. Integers are `u32`; bounds are inclusive.
+//! Paths use `*` for a list index (`/providerErrorRules/*/status`) or a map key
+//! (`/providerConcurrency/*` is the key, `/providerConcurrency/*/cap` its value);
+//! issues carry the concrete index or key. Integers are `u32`; bounds are inclusive.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +64,8 @@ const fn choice(path: &'static str, allowed: &'static [&'static str]) -> RangeSp
 pub const DAY_MS: u32 = 86_400_000;
 /// Most operator error rules kept.
 pub const MAX_ERROR_RULES: u32 = 50;
+/// Most provider caps kept.
+pub const MAX_PROVIDER_CAPS: u32 = 200;
 
 const SCOPES: &[&str] = &["model", "provider", "connection"];
 const REASONS: &[&str] = &[
@@ -123,6 +126,7 @@ pub static RANGES: &[RangeSpec] = &[
     ms("/requestQueue/maxWaitMs", 1, DAY_MS),
     ms("/requestQueue/executionMaxWaitMs", 1, DAY_MS),
     int("/requestQueue/maxQueueDepth", 0, 100_000),
+    int("/requestQueue/globalConcurrentRequests", 0, 100_000),
     ms("/comboCooldownWait/maxWaitMs", 0, 300_000),
     int("/comboCooldownWait/maxAttempts", 0, 10),
     ms("/comboCooldownWait/budgetMs", 0, 300_000),
@@ -141,6 +145,9 @@ pub static RANGES: &[RangeSpec] = &[
     choice("/providerErrorRules/*/scope", SCOPES),
     choice("/providerErrorRules/*/reason", REASONS),
     ms("/providerErrorRules/*/cooldownMs", 0, DAY_MS),
+    list("/providerConcurrency", 0, MAX_PROVIDER_CAPS),
+    text("/providerConcurrency/*", 1, 64),
+    int("/providerConcurrency/*/cap", 1, 100_000),
 ];
 
 /// The row for `path` (a table path, with `*` for indices).

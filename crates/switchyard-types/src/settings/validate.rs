@@ -21,6 +21,7 @@ impl ResilienceSettings {
         });
         check_error_codes(&self.model_lockout.error_codes, &mut issues);
         check_rules(&self.provider_error_rules, &mut issues);
+        check_provider_caps(&self.provider_concurrency, &mut issues);
         cross_field(&mut copy, false, &mut |path, message, _| {
             issues.push(ValidationIssue { path: path.to_owned(), message });
         });
@@ -83,6 +84,32 @@ pub(crate) fn rule_problems(rule: &ProviderErrorRule) -> Vec<(&'static str, Stri
         }
     }
     out
+}
+
+/// The problem of one provider cap entry, if any.
+pub(crate) fn provider_cap_problem(provider: &str, cap: u32) -> Option<(String, String)> {
+    // A JSON pointer escapes `~` and `/` inside a key.
+    let path = format!("/providerConcurrency/{}", provider.replace('~', "~0").replace('/', "~1"));
+    let key = known("/providerConcurrency/*");
+    let chars = u32::try_from(provider.chars().count()).unwrap_or(u32::MAX);
+    if !in_range(&key, chars) || provider.trim() != provider {
+        return Some((path, format!("a provider id must be {}, without spaces around it", key.describe())));
+    }
+    let spec = known("/providerConcurrency/*/cap");
+    (!in_range(&spec, cap)).then(|| (path, format!("must be {} (got {cap})", spec.describe())))
+}
+
+fn check_provider_caps(caps: &std::collections::BTreeMap<String, u32>, issues: &mut Vec<ValidationIssue>) {
+    let spec = known("/providerConcurrency");
+    let len = u32::try_from(caps.len()).unwrap_or(u32::MAX);
+    if !in_range(&spec, len) {
+        issues.push(out_of_range("/providerConcurrency".to_owned(), &spec, len));
+    }
+    for (provider, &cap) in caps {
+        if let Some((path, message)) = provider_cap_problem(provider, cap) {
+            issues.push(ValidationIssue { path, message });
+        }
+    }
 }
 
 fn check_rules(rules: &[ProviderErrorRule], issues: &mut Vec<ValidationIssue>) {
@@ -225,6 +252,16 @@ mod tests {
         s.stream_recovery.readiness_budget_ms = 600_000;
         s.stream_recovery.attempt_deadline_ms = 86_400_000;
         assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn provider_caps_are_checked_with_escaped_paths() {
+        let mut s = ResilienceSettings::default();
+        s.provider_concurrency.insert("ok".into(), 3);
+        s.provider_concurrency.insert("a/b".into(), 0);
+        s.provider_concurrency.insert(" glm".into(), 1);
+        let issues = s.validate().err().unwrap_or_default();
+        assert_eq!(paths(&issues), vec!["/providerConcurrency/ glm", "/providerConcurrency/a~1b"]);
     }
 
     #[test]

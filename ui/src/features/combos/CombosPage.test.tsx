@@ -59,7 +59,7 @@ describe("CombosPage", () => {
         f.cooldown({ connection: "glm-2", status: "unavailable", rateLimitedUntil: Date.now() + 125_000 }),
         f.cooldown({ connection: "claude-max", provider: "anthropic" }),
       ],
-      rate_limits_get: () => ({
+      rate_limits_get: () => f.rateLimits({
         connections: [
           f.flow({
             inFlight: 1,
@@ -145,7 +145,7 @@ describe("CombosPage", () => {
     renderWithIpc(<CombosPage />, {
       connections_list: connections,
       combos_list: () => [coding],
-      rate_limits_get: () => ({ connections: [f.flow({ inFlight: inFlight++ })] }),
+      rate_limits_get: () => f.rateLimits({ connections: [f.flow({ inFlight: inFlight++ })] }),
     });
     await screen.findByRole("region", { name: "coding" });
     await waitFor(() => expect(targetRow("coding", 1)).toHaveTextContent("0 in flight"));

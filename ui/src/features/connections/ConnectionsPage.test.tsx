@@ -93,7 +93,7 @@ describe("ConnectionsPage", () => {
   it("shows each connection's live load: in flight against its cap, queued, per-model gates", async () => {
     renderWithIpc(<ConnectionsPage />, {
       connections_list: () => [f.connection({ maxConcurrent: 1 }), f.claudeConnection()],
-      rate_limits_get: () => ({
+      rate_limits_get: () => f.rateLimits({
         connections: [
           f.flow({
             inFlight: 1,

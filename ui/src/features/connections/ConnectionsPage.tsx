@@ -1,5 +1,5 @@
-// Connections: the list with live status, add / edit / delete / test, and the
-// sessions pinned to them (session affinity).
+// Connections: the list with live status (and the shared gates over it), add / edit /
+// delete / test, and the sessions pinned to them (session affinity).
 import { useMemo, useState } from "react";
 import { isPreconditionFailed } from "../../api/ApiError";
 import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
@@ -16,6 +16,7 @@ import {
 import { ConnectionForm } from "./components/ConnectionForm";
 import { ConnectionsTable } from "./components/ConnectionsTable";
 import { PinnedSessionsPanel } from "./components/PinnedSessionsPanel";
+import { SharedGates } from "./components/SharedGates";
 
 type Editing = { mode: "add" } | { mode: "edit"; id: string } | null;
 
@@ -145,6 +146,7 @@ export function ConnectionsPage() {
         </EmptyState>
       ) : (
         <>
+          <SharedGates view={rateLimits.data} />
           <section className="card card-flush" aria-label="Connection list">
             {cooldowns.isError && (
               <p className="inline-error" role="alert">

@@ -44,7 +44,7 @@ describe("Connections page: session affinity", () => {
     let glmPins = 2;
     renderWithIpc(<ConnectionsPage />, {
       connections_list: connections,
-      rate_limits_get: () => ({
+      rate_limits_get: () => f.rateLimits({
         connections: [
           f.flow({ pinnedSessions: glmPins }),
           f.flow({ connectionId: "claude-max", provider: "anthropic", name: "Claude Max", pinnedSessions: 1 }),

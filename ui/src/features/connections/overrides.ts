@@ -3,6 +3,7 @@
 // budgets. Numbers are sent as typed: the gateway checks the ranges and names a bad
 // cap by its model (`/rateLimitOverrides/modelConcurrency/glm-5`).
 import type { RateLimitOverrides } from "../../ipc/bindings";
+import { formatCapMap, parseCapMap, type CapMapNoun, type ParsedCapMap } from "../../shared/capMap";
 import { parseWholeNumber } from "../../shared/settingsForm";
 
 export const MODEL_CAPS_PATH = "/rateLimitOverrides/modelConcurrency";
@@ -20,55 +21,20 @@ export type OverridesForm = {
 
 export const EMPTY_OVERRIDES_FORM: OverridesForm = { modelCaps: "", maxWaitMs: "", executionMaxWaitMs: "" };
 
-/** One JSON-pointer segment (RFC 6901): `~` → `~0`, `/` → `~1`. */
-export function pointerSegment(key: string): string {
-  return key.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
-/** The issue path of one model's cap. */
-export function modelCapPath(model: string): string {
-  return `${MODEL_CAPS_PATH}/${pointerSegment(model)}`;
-}
+/** How the per-model caps' messages name an entry. */
+const MODEL_CAPS: CapMapNoun = { noun: "model", example: "glm-5=2" };
 
 export function overridesFormFrom(o: RateLimitOverrides | null | undefined): OverridesForm {
   return {
-    modelCaps: Object.entries(o?.modelConcurrency ?? {})
-      .map(([model, cap]) => `${model}=${cap}`)
-      .join("\n"),
+    modelCaps: formatCapMap(o?.modelConcurrency),
     maxWaitMs: o?.maxWaitMs == null ? "" : String(o.maxWaitMs),
     executionMaxWaitMs: o?.executionMaxWaitMs == null ? "" : String(o.executionMaxWaitMs),
   };
 }
 
-export type ParsedCaps = {
-  /** The caps of the lines that parsed, by model id. */
-  caps: Record<string, number>;
-  /** One message per line that did not. */
-  errors: string[];
-};
-
 /** Parses `model=cap` entries, one per line or separated by commas; blank ones are skipped. */
-export function parseModelCaps(text: string): ParsedCaps {
-  const caps = new Map<string, number>();
-  const errors: string[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    for (const entry of line.split(",")) {
-      const t = entry.trim();
-      if (t === "") continue;
-      const where = `Line ${index + 1}`;
-      const m = /^([^=\s]+)\s*=\s*(\S*)$/.exec(t);
-      if (!m) {
-        errors.push(`${where}: write model=cap, e.g. glm-5=2 (“${t}”).`);
-      } else if (!/^\d+$/.test(m[2])) {
-        errors.push(`${where}: the cap of ${m[1]} must be a whole number.`);
-      } else if (caps.has(m[1])) {
-        errors.push(`${where}: ${m[1]} is listed twice.`);
-      } else {
-        caps.set(m[1], Number(m[2]));
-      }
-    }
-  });
-  return { caps: Object.fromEntries(caps), errors };
+export function parseModelCaps(text: string): ParsedCapMap {
+  return parseCapMap(text, MODEL_CAPS);
 }
 
 function budget(raw: string, path: string, errors: Record<string, string>): number | null {

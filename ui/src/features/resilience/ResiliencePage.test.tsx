@@ -58,6 +58,7 @@ describe("ResiliencePage", () => {
       "Connection cooldown",
       "Stream stall cooldown",
       "Request queue",
+      "Provider concurrency caps",
       "Quota-share concurrency limit",
       "Combo cooldown wait",
       "Stream recovery",
@@ -107,6 +108,7 @@ describe("ResiliencePage", () => {
       executionMaxWaitMs: 600_000,
       maxQueueDepth: 250,
       autoEnableApiKeyProviders: false,
+      globalConcurrentRequests: 0,
     });
     expect(Object.keys(patch)).toEqual(["requestQueue"]);
     expect(await within(card("Request queue")).findByText("Saved.")).toBeInTheDocument();

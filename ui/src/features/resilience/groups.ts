@@ -1,5 +1,6 @@
 // The Resilience page's cards: one per group of ResilienceSettings, fields addressed
 // by their JSON pointer (which is also the ranges-table path and the issue path).
+import type { CapMapNoun } from "../../shared/capMap";
 import type { FieldSection, SettingField } from "../../shared/settingsForm";
 
 export type GroupDef = { key: string; title: string; description: string; sections: FieldSection[] };
@@ -13,6 +14,9 @@ const optInt = (path: string, label: string, help?: string): SettingField => ({
   optional: true,
 });
 const bool = (path: string, label: string, help?: string): SettingField => ({ kind: "bool", path, label, help });
+
+/** How the provider caps' messages name an entry. */
+const PROVIDER_CAPS: CapMapNoun = { noun: "provider", example: "glm=2" };
 
 function breakerProfile(profile: "oauth" | "apikey", who: string): FieldSection[] {
   const p = `/providerBreaker/${profile}`;
@@ -106,7 +110,7 @@ export const GROUPS: GroupDef[] = [
     key: "requestQueue",
     title: "Request queue",
     description:
-      "Where a request waits when every connection that could serve it is at its concurrency cap (Connections → Max concurrent requests, Per-model caps). A connection may override both budgets.",
+      "Where a request waits when every connection that could serve it is at its concurrency cap (Connections → Max concurrent requests, Per-model caps). A connection may override both budgets. Caps apply in the order gateway → provider → connection → model, and the strictest one holds the request.",
     sections: [
       {
         fields: [
@@ -125,7 +129,31 @@ export const GROUPS: GroupDef[] = [
             "Max queue depth",
             "When the queues of every candidate connection already hold this many requests, a new one is refused at once (RATE_LIMIT_QUEUE_FULL). 0 turns the depth cap off.",
           ),
+          int(
+            "/requestQueue/globalConcurrentRequests",
+            "Gateway-wide concurrency cap",
+            "Upstream requests in flight at most across the whole gateway; 0 = no cap. A request takes its slot before its first attempt and keeps it through failovers. Over the cap it waits in line within Max wait (SEMAPHORE_TIMEOUT after it), or is refused at once (SEMAPHORE_QUEUE_FULL) while quota-share serialization is off.",
+          ),
           bool("/requestQueue/autoEnableApiKeyProviders", "Auto-enable API-key providers", "Queue every active API-key connection."),
+        ],
+      },
+    ],
+  },
+  {
+    key: "providerConcurrency",
+    title: "Provider concurrency caps",
+    description:
+      "Upstream requests in flight at most per provider, across all of its connections: for keys that share one account's limit, say. Over a provider's cap a request waits as at a connection's cap. A provider not listed has no provider cap; saving replaces the whole list.",
+    sections: [
+      {
+        fields: [
+          {
+            kind: "capMap",
+            path: "/providerConcurrency",
+            label: "Provider caps",
+            help: "One provider=cap per line, e.g. glm=2. The provider is the id shown in the connections list.",
+            entries: PROVIDER_CAPS,
+          },
         ],
       },
     ],

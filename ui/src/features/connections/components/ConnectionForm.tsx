@@ -19,7 +19,8 @@ import {
   isClaudeOAuth,
   type ConnectionFormState,
 } from "../form";
-import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, modelCapPath, parseModelCaps } from "../overrides";
+import { capMapPaths } from "../../../shared/capMap";
+import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, parseModelCaps } from "../overrides";
 import { ClaudeSection } from "./ClaudeSection";
 import { FlowSection } from "./FlowSection";
 import { EditorActions } from "../../../shared/EditorActions";
@@ -59,7 +60,7 @@ export function ConnectionForm({
 
   const visiblePaths = useMemo(() => {
     const paths = ["/name", "/apiFormat", "/authKind", "/baseUrl", "/priority", "/maxConcurrent", "/enabled", "/models"];
-    paths.push(MODEL_CAPS_PATH, MAX_WAIT_PATH, EXECUTION_PATH, ...capModels.map(modelCapPath));
+    paths.push(MAX_WAIT_PATH, EXECUTION_PATH, ...capMapPaths(MODEL_CAPS_PATH, capModels));
     if (!editing) paths.push("/provider", "/id");
     if (state.authKind === "api_key") paths.push("/apiKey");
     if (state.authKind === "oauth") paths.push("/accessToken", "/refreshToken");

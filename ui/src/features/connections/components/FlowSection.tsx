@@ -3,11 +3,12 @@
 // (SPEC 4.6). Issues of one model's cap (`/rateLimitOverrides/modelConcurrency/glm-5`)
 // are shown under the caps field, named by their model.
 import type { FieldRange, RateLimitOverrides, ResilienceSettings } from "../../../ipc/bindings";
-import { NumberField, Switch, TextField } from "../../../shared/fields";
+import { CapMapField } from "../../../shared/CapMapField";
+import { NumberField, Switch } from "../../../shared/fields";
 import { formatDuration, formatInt } from "../../../shared/format";
 import type { RangeLookup } from "../../../shared/ranges";
 import type { ConnectionFormState } from "../form";
-import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, modelCapPath } from "../overrides";
+import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH } from "../overrides";
 
 const CAP_RANGE: FieldRange = { path: "/maxConcurrent", kind: "integer", min: 1, max: 10000, unit: null, allowed: [] };
 const BUDGET_RANGE: FieldRange = { path: "", kind: "integer", min: 1, max: 86_400_000, unit: "ms", allowed: [] };
@@ -48,15 +49,6 @@ export function FlowSection({
   /** The stored overrides (the second cap, which this form keeps as it is). */
   kept?: RateLimitOverrides;
 }) {
-  const capsError = [
-    fieldError(MODEL_CAPS_PATH),
-    ...capModels.map((m) => {
-      const e = fieldError(modelCapPath(m));
-      return e ? `${m}: ${e}` : undefined;
-    }),
-  ]
-    .filter(Boolean)
-    .join(" ");
   const queue = settings?.requestQueue;
   return (
     <section className="subsection" aria-label="Flow control">
@@ -79,16 +71,16 @@ export function FlowSection({
           help="Requests in flight on this connection at once."
           error={fieldError("/maxConcurrent")}
         />
-        <TextField
+        <CapMapField
           id="conn-model-caps"
           label="Per-model caps"
           path={MODEL_CAPS_PATH}
-          multiline
           value={state.modelCaps}
           onChange={(v) => onChange({ modelCaps: v })}
+          keys={capModels}
+          fieldError={fieldError}
           placeholder="glm-5=1"
           help="One model=cap per line (cap 1–10,000), e.g. glm-5=1. The model is the id sent upstream (glm-5, not glm/glm-5)."
-          error={capsError || undefined}
         />
         <NumberField
           id="conn-max-wait"
