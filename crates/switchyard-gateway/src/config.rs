@@ -429,7 +429,8 @@ mod tests {
     fn the_resilience_table_reads_as_the_api_patch() {
         let file = parse(
             "[resilience]\nsessionAffinityTtlMs = 60000\n\n[resilience.modelLockout]\nenabled = true\n\
-             errorCodes = [429, 503]\n\n[resilience.providerBreaker.oauth]\nfailureThreshold = 10\n",
+             errorCodes = [429, 503]\n\n[resilience.providerBreaker.oauth]\nfailureThreshold = 10\n\n\
+             [resilience.requestQueue]\nglobalConcurrentRequests = 8\n\n[resilience.providerConcurrency]\nglm = 2\n",
         );
         let table = file.resilience.unwrap_or_default();
         let (patch, unreadable) = parse_patch_lenient(&table);
@@ -440,6 +441,8 @@ mod tests {
         assert_eq!((lockout.enabled, lockout.error_codes), (Some(true), Some(vec![429, 503])));
         let oauth = patch.provider_breaker.and_then(|b| b.oauth).unwrap_or_default();
         assert_eq!(oauth.failure_threshold, Some(10));
+        assert_eq!(patch.request_queue.and_then(|q| q.global_concurrent_requests), Some(8));
+        assert_eq!(patch.provider_concurrency, Some([("glm".to_owned(), 2)].into_iter().collect()));
     }
 
     #[test]

@@ -261,7 +261,7 @@ impl ConnectionFlow {
     /// the connection gate, then the model gate (the order every request uses, so
     /// two never wait on each other). `Err` names the full gate; no slot is kept then.
     pub fn try_enter(self: &Arc<Self>, model: &str) -> Result<FlowPermit, GateKind> {
-        let provider = match self.provider_gate.load_full() {
+        let provider = match self.provider_gate.load().as_ref() {
             Some(gate) => Some(gate.try_enter().ok_or(GateKind::Provider)?),
             None => None,
         };
