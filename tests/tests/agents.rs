@@ -173,3 +173,59 @@ async fn codex_runs_through_the_gateway() {
     assert_eq!(turn.json()["model"], "gpt-5.5");
     assert!(turn.json()["input"].is_array());
 }
+
+/// Issue 12: a real Claude Code session of three turns (one `-p` run, then two
+/// `--resume` runs of the same session) through two accounts under round-robin
+/// stays on one account: session affinity keeps the account's prompt cache warm.
+/// (With `sessionAffinityTtlMs = 0` the same three turns spread over both.)
+#[tokio::test]
+async fn a_three_turn_claude_code_session_stays_on_one_account_under_round_robin() {
+    let Some(claude) = agent_bin("claude", "SWITCHYARD_CLAUDE_BIN") else { return };
+    let reply = || Reply::sse(wire::anthropic_sse("claude-sonnet-4-6", "Hello from the fake upstream"));
+    let (a, b) = (FakeUpstream::start(reply()).await, FakeUpstream::start(reply()).await);
+    let mut config = client_key_toml();
+    for (id, fake) in [("claude-a", &a), ("claude-b", &b)] {
+        config.push_str(&format!(
+            "\n[[connections]]\nid = \"{id}\"\nprovider = \"anthropic\"\nauth = \"oauth\"\n\
+             access_token = \"oat-{id}\"\nbase_url = \"{}\"\n",
+            fake.url()
+        ));
+    }
+    config.push_str(
+        "\n[[combos]]\nname = \"sy-team\"\nstrategy = \"round-robin\"\ntargets = [\"anthropic/claude-sonnet-4-6\"]\n\n\
+         [resilience]\nsessionAffinityTtlMs = 600000\n",
+    );
+    let gw = TestGateway::start(&config).await;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let session = uuid::Uuid::new_v4().to_string();
+    for turn in 0..3 {
+        let mut command = Command::new(&claude);
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("TERM", "dumb")
+            .env("ANTHROPIC_BASE_URL", gw.gateway().base_url())
+            .env("ANTHROPIC_AUTH_TOKEN", CLIENT_KEY)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "1")
+            .args(["-p", &format!("turn {turn}"), "--output-format", "json", "--model", "sy-team"]);
+        if turn == 0 {
+            command.args(["--session-id", &session]);
+        } else {
+            command.args(["--resume", &session]);
+        }
+        let (ok, stdout, stderr) = run(command).await;
+        let seen = format!("a saw:\n{}\nb saw:\n{}", describe(&a.requests()), describe(&b.requests()));
+        assert!(ok, "turn {turn}: claude failed\nstdout: {stdout}\nstderr: {stderr}\n{seen}");
+    }
+    let turns = |f: &FakeUpstream| f.requests().iter().filter(|r| r.path == "/v1/messages").count();
+    let (on_a, on_b) = (turns(&a), turns(&b));
+    assert!(on_a + on_b >= 3, "three turns reached the upstreams: a {on_a}, b {on_b}");
+    assert!(on_a == 0 || on_b == 0, "the session moved between accounts: a {on_a}, b {on_b}");
+    let pins = gw.mgmt_json("/api/sessions").await;
+    assert_eq!(pins["pins"].as_array().map(Vec::len), Some(1), "{pins}");
+}

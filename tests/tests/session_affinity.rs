@@ -135,6 +135,9 @@ async fn a_ruled_out_pin_is_replaced_and_the_session_stays_on_the_replacement() 
     for _ in 0..3 {
         assert_eq!(t.send("claude-sonnet-4-6", Some("s-1")).await, "key-b", "the session stays on key-b");
     }
+    // Deleting the pinned connection forgets its pins.
+    let before = t.gw.mgmt_json("/api/sessions").await;
+    assert_eq!(before["pins"][0]["connection"], "key-b", "{before}");
     // Clearing the pins places the session afresh.
     let cleared =
         t.gw.mgmt(reqwest::Method::DELETE, "/api/sessions").send().await.unwrap_or_else(|e| panic!("{e}"));
@@ -230,4 +233,19 @@ async fn claude_code_body_sessions_and_responses_prompt_cache_keys_pin_too() {
         rotating.push(response.headers()["x-switchyard-connection"].to_str().unwrap_or_default().to_owned());
     }
     assert_eq!(distinct(&rotating), 2, "no key, no pin: {rotating:?}");
+}
+
+#[tokio::test]
+async fn deleting_a_connection_forgets_its_pins() {
+    let t = two(TTL).await;
+    t.a.push(Reply::json(503, wire::anthropic_error("overloaded_error", "busy")));
+    assert_eq!(t.send("claude-sonnet-4-6", Some("s-1")).await, "key-b");
+    assert_eq!(t.gw.mgmt_json("/api/sessions").await["pins"].as_array().map(Vec::len), Some(1));
+    let deleted =
+        t.gw.mgmt(reqwest::Method::DELETE, "/api/providers/key-b")
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(deleted.status().is_success());
+    assert_eq!(t.gw.mgmt_json("/api/sessions").await["pins"], json!([]));
 }

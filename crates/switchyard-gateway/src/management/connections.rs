@@ -267,6 +267,8 @@ impl ManagementService {
             return Err(missing(id));
         }
         self.store.scrub().await?;
+        // Its sessions are placed afresh on their next request.
+        self.resilience.affinity.clear(Some(id));
         self.reload().await
     }
 
