@@ -252,6 +252,59 @@ async fn the_global_cap_holds_across_providers_and_times_out_in_line() {
     assert_eq!(gw.mgmt_json("/api/rate-limits").await["global"], Value::Null);
 }
 
+#[tokio::test]
+async fn the_global_cap_holds_for_a_whole_stream_and_a_waiter_holds_no_shared_slot() {
+    let upstream = FakeUpstream::start(ok_reply()).await;
+    let (reply, feed) = Reply::live();
+    upstream.push(reply);
+    let (gw, _clock) = manual(&two_providers(&upstream.url())).await;
+    gw.patch_settings(&json!({"requestQueue": {"globalConcurrentRequests": 1}})).await;
+    // A stream holds the gateway's only slot from its first event to its last byte.
+    assert!(feed.send("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"));
+    let stream =
+        gw.post("/v1/chat/completions", &json!({"model": "pa/m", "stream": true, "messages": []})).await;
+    assert_eq!(stream.status(), 200);
+    let global = until_global(&gw, |g| g["inFlight"] == 1).await;
+    assert_eq!(global["cap"], 1, "{global}");
+    let second = gw.post_in_background("/v1/chat/completions", &chat("pb/m"));
+    until_global(&gw, |g| g["queued"] == 1).await;
+    assert_eq!(upstream.calls(), 1, "the second waits while the stream runs");
+    assert!(feed.send("data: [DONE]\n\n"));
+    drop(feed);
+    let body = stream.text().await.unwrap_or_default();
+    assert!(body.contains("[DONE]"), "{body}");
+    assert_eq!(status_and_body(second).await.0, 200);
+    assert_eq!(upstream.max_in_flight(), 1);
+}
+
+#[tokio::test]
+async fn a_request_waiting_for_its_busy_connection_does_not_block_an_idle_sibling() {
+    let hold = Hold::new();
+    let upstream = FakeUpstream::start(ok_reply().held(&hold)).await;
+    let config =
+        two_providers(&upstream.url()).replacen("id = \"c1\"\n", "id = \"c1\"\nmax_concurrent = 1\n", 1);
+    // Client keys that may use only c1, or only c2.
+    let keys = "\n[[api_keys]]\nname = \"only-c1\"\nkey = \"sy-test-only-c1-0001\"\nallowed_connections = [\"c1\"]\n\
+                \n[[api_keys]]\nname = \"only-c2\"\nkey = \"sy-test-only-c2-0001\"\nallowed_connections = [\"c2\"]\n";
+    let gw = TestGateway::start(&format!("{config}{keys}\n[resilience.providerConcurrency]\npa = 2\n")).await;
+    let send = |key: &'static str| {
+        let request = gw.http.post(gw.url("/v1/chat/completions")).bearer_auth(key).json(&chat("pa/m"));
+        tokio::spawn(async move { request.send().await.unwrap_or_else(|e| panic!("{e}")) })
+    };
+    // c1 (cap 1) busy; a second request only c1 may serve waits for it…
+    let first = send("sy-test-only-c1-0001");
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let waiting = send("sy-test-only-c1-0001");
+    until_flow(&gw, "c1", "1 queued", |f| f["queued"] == 1).await;
+    // …holding no provider slot: c2 still gets the provider's second one.
+    let sibling = send("sy-test-only-c2-0001");
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 2).await, "c2 was blocked");
+    hold.open();
+    for handle in [first, waiting, sibling] {
+        assert_eq!(status_and_body(handle).await.0, 200);
+    }
+}
+
 /// Polls `GET /api/rate-limits` until the global gate satisfies `cond`.
 async fn until_global(gw: &TestGateway, cond: impl Fn(&Value) -> bool) -> Value {
     for _ in 0..500 {

@@ -124,8 +124,10 @@ fn watchdog(warmup_ms: u32, window_ms: u32, per_second: u32, min_bytes: u32) -> 
 // settings-test: /streamRecovery/throughputWatchdog/enabled /streamRecovery/throughputWatchdog/warmupMs /streamRecovery/throughputWatchdog/windowMs /streamRecovery/throughputWatchdog/minUsefulBytesPerSecond
 #[tokio::test]
 async fn a_trickling_stream_is_ended_after_warmup_and_a_full_window_and_recorded_once() {
-    // Off by default: a byte a second runs to its end.
-    let mut s = Stream::open(None).await;
+    // Off (the default): a byte a second runs to its end, even with a window and
+    // minimum that would end it at once were the watchdog on.
+    let off = json!({"enabled": false, "warmupMs": 0, "windowMs": 1000, "minUsefulBytesPerSecond": 10, "minUsefulBytes": 1});
+    let mut s = Stream::open(Some(off)).await;
     assert_eq!(s.trickle(&text("x"), 20).await, None);
     let rest = s.finish().await;
     assert!(rest.contains("message_stop") && !rest.contains("error"), "{rest}");
@@ -140,17 +142,20 @@ async fn a_trickling_stream_is_ended_after_warmup_and_a_full_window_and_recorded
     let entry = s.gw.cooldown_of("key-a").await;
     assert_eq!(entry["lastErrorKind"], "stream_stall", "recorded on the connection: {entry}");
     let flow = s.gw.mgmt_json("/api/rate-limits").await;
-    let in_flight: u64 = flow.as_array().map_or(0, |l| l.iter().filter_map(|f| f["inFlight"].as_u64()).sum());
-    assert_eq!(in_flight, 0, "the attempt's slots were released: {flow}");
+    let connections = flow["connections"].as_array().cloned().unwrap_or_default();
+    assert_eq!(connections.len(), 2, "{flow}");
+    assert!(connections.iter().all(|c| c["inFlight"] == 0), "the attempt's slots were released: {flow}");
 
     // A 6 s warm-up and a 3 s window: judged at 9 s.
     let mut s = Stream::open(Some(watchdog(6_000, 3_000, 10, 1))).await;
     assert_eq!(s.trickle(&text("x"), 30).await, Some(9));
 
-    // Enough text for the rate: never ended.
+    // Six bytes a second: under a 10 B/s minimum, over a 5 B/s one.
     let mut s = Stream::open(Some(watchdog(2_000, 5_000, 10, 1))).await;
-    assert_eq!(s.trickle(&text("twelve bytes"), 30).await, None);
-    assert!(!s.finish().await.contains("error"));
+    assert_eq!(s.trickle(&text("abcdef"), 30).await, Some(7));
+    let mut s = Stream::open(Some(watchdog(2_000, 5_000, 5, 1))).await;
+    assert_eq!(s.trickle(&text("abcdef"), 30).await, None);
+    assert!(!s.finish().await.contains("error"), "a complete answer is not cut");
 }
 
 // settings-test: /streamRecovery/throughputWatchdog/minUsefulBytes

@@ -119,6 +119,7 @@ pub struct Gateway {
     log_writer: JoinHandle<()>,
     persister: JoinHandle<()>,
     pin_writer: JoinHandle<()>,
+    pin_shutdown: CancellationToken,
     grace: Duration,
     clock: Arc<dyn GatewayClock>,
     max_connections: usize,
@@ -188,12 +189,15 @@ impl Gateway {
 
         let (log, log_writer) =
             spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
+        // Its own token: cancelled once in-flight requests are done, so pins made
+        // while they drain are written too.
+        let pin_shutdown = CancellationToken::new();
         let pin_writer = crate::affinity::persist::spawn_writer(
             store.clone(),
             resilience.affinity.clone(),
             resilience.clone(),
             config.clock.clone(),
-            shutdown.child_token(),
+            pin_shutdown.clone(),
         );
         let mut extra_hosts: Vec<String> =
             config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
@@ -234,6 +238,7 @@ impl Gateway {
             log_writer,
             persister,
             pin_writer,
+            pin_shutdown,
             grace: config.shutdown_grace,
             clock: config.clock.clone(),
             max_connections: server.max_connections,
@@ -296,6 +301,7 @@ impl Gateway {
         }
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
+        self.pin_shutdown.cancel();
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.pin_writer).await;
         self.state.management.store().close().await;
         tracing::info!(event = "gateway.stopped");

@@ -75,5 +75,5 @@ pub async fn sessions_clear(
     clear: Doc<SessionPinsClear>,
 ) -> IpcResult<SessionPinsCleared> {
     let clear = clear.parse()?;
-    call(host, |m| async move { Ok(m.clear_session_pins(&clear)) }).await
+    call(host, |m| async move { m.clear_session_pins(&clear).await }).await
 }

@@ -1378,9 +1378,8 @@ export type RequestQueueSettings = {
 	 */
 	autoEnableApiKeyProviders?: boolean,
 	/**
-	 *  Upstream requests in flight at most across the whole gateway, 0 = no cap. A
-	 *  request takes its slot before its first attempt and keeps it through
-	 *  failovers.
+	 *  Upstream requests in flight at most across the whole gateway, 0 = no cap.
+	 *  Each attempt holds a slot until its answer ends (the last byte of a stream).
 	 */
 	globalConcurrentRequests?: number,
 };

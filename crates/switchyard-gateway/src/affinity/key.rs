@@ -38,6 +38,15 @@ impl SessionKey {
         SessionKey(hex)
     }
 
+    /// The session as seen from one client key: two keys that happen to send the
+    /// same session id (or `prompt_cache_key`) never share, or move, a pin.
+    pub fn scoped_to(self, client_key: Option<&str>) -> SessionKey {
+        match client_key {
+            Some(key) => SessionKey::new(key, &self.0),
+            None => self,
+        }
+    }
+
     /// A stored key, as read back.
     pub fn from_stored(hash: String) -> SessionKey {
         SessionKey(hash)
@@ -157,6 +166,14 @@ mod tests {
         let meta = br#"{"metadata":{"session_id":"s-1"}}"#;
         assert_eq!(session_of(&HeaderMap::new(), meta), Some(SessionKey::new("metadata", "s-1")));
         assert_eq!(session_of(&HeaderMap::new(), br#"{"messages":[{"role":"user","content":"hi"}]}"#), None);
+    }
+
+    #[test]
+    fn client_keys_scope_their_sessions() {
+        let k = SessionKey::new("header", "abc");
+        assert_ne!(k.clone().scoped_to(Some("key-1")), k.clone().scoped_to(Some("key-2")));
+        assert_eq!(k.clone().scoped_to(Some("key-1")), k.clone().scoped_to(Some("key-1")));
+        assert_eq!(k.clone().scoped_to(None), k);
     }
 
     #[test]

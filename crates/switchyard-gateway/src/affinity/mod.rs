@@ -61,6 +61,8 @@ pub struct PinCandidate<'a> {
     pub provider: &'a str,
     /// Connection id.
     pub connection: &'a str,
+    /// The upstream model (candidates of one target share provider and model).
+    pub model: &'a str,
 }
 
 /// What happened to the pinned connection during a request.
@@ -107,9 +109,10 @@ impl SessionAffinity {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Moves the session's pinned connections to the front of `order` (indices into
-    /// `candidates`), most recently used first; the rest keep their order. Returns
-    /// the pinned candidate index per provider it found (for [`Self::served`]).
+    /// Moves each of the session's pinned connections to the front of its own
+    /// target (the candidates of the same provider and model) in `order`; the
+    /// order between targets (the combo's chain) is kept. Returns the plan indices
+    /// of the pinned candidates it found (for [`Self::served`]).
     pub fn prefer(
         &self,
         session: &SessionKey,
@@ -120,23 +123,26 @@ impl SessionAffinity {
     ) -> Vec<usize> {
         let mut inner = self.lock();
         let Some(pins) = inner.sessions().get(session) else { return Vec::new() };
-        let mut pinned: Vec<(UnixMillis, usize)> = order
-            .iter()
-            .filter_map(|&i| {
-                let c = candidates.get(i)?;
-                pins.iter()
-                    .find(|p| p.provider == c.provider && p.connection == c.connection && p.live(now, ttl_ms))
-                    .map(|p| (p.last_seen, i))
-            })
-            .collect();
-        if pinned.is_empty() {
-            return Vec::new();
+        let is_pinned = |c: &PinCandidate<'_>| {
+            pins.iter()
+                .any(|p| p.provider == c.provider && p.connection == c.connection && p.live(now, ttl_ms))
+        };
+        let pinned: Vec<usize> =
+            order.iter().copied().filter(|&i| candidates.get(i).is_some_and(is_pinned)).collect();
+        drop(inner);
+        let same_target = |a: usize, b: usize| match (candidates.get(a), candidates.get(b)) {
+            (Some(x), Some(y)) => x.provider == y.provider && x.model == y.model,
+            _ => false,
+        };
+        for &p in &pinned {
+            let Some(from) = order.iter().position(|&i| i == p) else { continue };
+            let Some(to) = order.iter().position(|&i| same_target(i, p)) else { continue };
+            if to < from {
+                order.remove(from);
+                order.insert(to, p);
+            }
         }
-        pinned.sort_by_key(|&(seen, _)| std::cmp::Reverse(seen));
-        let first: Vec<usize> = pinned.iter().map(|(_, i)| *i).collect();
-        order.retain(|i| !first.contains(i));
-        order.splice(0..0, first.iter().copied());
-        first
+        pinned
     }
 
     /// Records that `served` answered the session's request. The provider's pin
@@ -255,6 +261,14 @@ impl SessionAffinity {
         }
     }
 
+    /// Marks pins dirty again (their write failed; the next flush retries them).
+    pub fn requeue(&self, keys: impl IntoIterator<Item = (SessionKey, String)>) {
+        let mut inner = self.lock();
+        inner.dirty.extend(keys);
+        drop(inner);
+        self.changed.notify_one();
+    }
+
     /// The changes since the last call.
     pub fn take_dirty(&self) -> DirtyPins {
         let mut inner = self.lock();
@@ -285,9 +299,9 @@ mod tests {
 
     fn cands() -> Vec<PinCandidate<'static>> {
         vec![
-            PinCandidate { provider: "anthropic", connection: "a" },
-            PinCandidate { provider: "anthropic", connection: "b" },
-            PinCandidate { provider: "glm", connection: "g" },
+            PinCandidate { provider: "anthropic", connection: "a", model: "sonnet" },
+            PinCandidate { provider: "anthropic", connection: "b", model: "sonnet" },
+            PinCandidate { provider: "glm", connection: "g", model: "glm-5" },
         ]
     }
 
@@ -324,14 +338,15 @@ mod tests {
     }
 
     #[test]
-    fn pins_are_per_provider_and_the_most_recent_goes_first() {
+    fn pins_are_per_provider_and_move_only_within_their_target() {
         let t = SessionAffinity::default();
         let s = SessionKey::new("header", "s1");
-        t.served(&s, cands()[0], PinnedFate::Replaced, T0);
+        t.served(&s, cands()[1], PinnedFate::Replaced, T0);
         t.served(&s, cands()[2], PinnedFate::Replaced, T0.plus_millis(5));
-        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1, 2]), vec![2, 0, 1]);
-        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1]), vec![0, 1], "anthropic pin only");
-        assert_eq!(t.count_for("a", TTL, T0), 1);
+        // The combo's chain (anthropic before glm) stands; within anthropic, b first.
+        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1, 2]), vec![1, 0, 2]);
+        assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[2, 0, 1]), vec![2, 1, 0]);
+        assert_eq!(t.count_for("b", TTL, T0), 1);
         assert_eq!(t.list(TTL, T0.plus_millis(6)).len(), 2);
         assert_eq!(t.list(0, T0.plus_millis(6)).len(), 0, "TTL 0: nothing is live");
     }

@@ -86,5 +86,8 @@ pub async fn flush(store: &Store, table: &SessionAffinity, resilience: &Resilien
     let expired_before = (ttl > 0).then(|| now.plus_millis(-i64::from(ttl)));
     if let Err(e) = store.write_session_pins(&rows, &gone, expired_before).await {
         tracing::warn!(event = "affinity.persist_failed", rows = rows.len(), error = %e);
+        // Retried with the next flush (the table holds the current value).
+        let keys = rows.into_iter().map(|r| (SessionKey::from_stored(r.session_key), r.provider));
+        table.requeue(keys.chain(gone.into_iter().map(|(k, p)| (SessionKey::from_stored(k), p))));
     }
 }

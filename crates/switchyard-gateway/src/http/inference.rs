@@ -113,7 +113,11 @@ async fn prepare_and_forward(
     let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;
-    let session = if affinity_on { session_of(&headers, body.raw()) } else { None };
+    let session = if affinity_on {
+        session_of(&headers, body.raw()).map(|s| s.scoped_to(key.as_deref().map(|k| k.id.as_str())))
+    } else {
+        None
+    };
     let request = ForwardRequest {
         format: ep.format,
         endpoint: ep.upstream,

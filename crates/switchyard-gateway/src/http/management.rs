@@ -266,7 +266,7 @@ async fn sessions_list(State(s): State<AppState>) -> ApiResult {
 async fn sessions_clear(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
     let clear: switchyard_types::api::SessionPinsClear =
         if body.iter().all(u8::is_ascii_whitespace) { Default::default() } else { parse(&body)? };
-    ok(s.management.clear_session_pins(&clear))
+    ok(s.management.clear_session_pins(&clear).await?)
 }
 
 async fn breakers_list(State(s): State<AppState>) -> ApiResult {

@@ -269,6 +269,7 @@ impl ManagementService {
         self.store.scrub().await?;
         // Its sessions are placed afresh on their next request.
         self.resilience.affinity.clear(Some(id));
+        self.store.delete_session_pins(Some(id)).await?;
         self.reload().await
     }
 

@@ -109,11 +109,14 @@ impl ManagementService {
 
     /// `DELETE /api/sessions`: forgets pins (the sessions are placed afresh on their
     /// next request).
-    pub fn clear_session_pins(&self, clear: &SessionPinsClear) -> SessionPinsCleared {
+    pub async fn clear_session_pins(&self, clear: &SessionPinsClear) -> MgmtResult<SessionPinsCleared> {
         let removed = self.resilience.affinity.clear(clear.connection.as_deref());
+        // Stored rows of sessions no longer in memory (evicted, or not restored)
+        // must not come back at the next start.
+        self.store.delete_session_pins(clear.connection.as_deref()).await?;
         if removed > 0 {
             self.control.notify(switchyard_types::status::ChangeTopic::Connections);
         }
-        SessionPinsCleared { removed }
+        Ok(SessionPinsCleared { removed })
     }
 }

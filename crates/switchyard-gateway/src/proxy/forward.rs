@@ -97,11 +97,6 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
     let settings = state.resilience.settings();
     let mut combo_wait = ComboWait::for_request(&settings.combo_cooldown_wait, req.plan.combo.is_some());
     drop(settings);
-    // The gateway-wide cap counts requests, not attempts: one slot for all of them.
-    let _global = match flow::enter_global(state, req).await {
-        Ok(slot) => slot,
-        Err(error) => return error.render(format),
-    };
     // The usage wall's wait budget spans all of this request's retries.
     let mut wall_wait = WaitWindow::default();
     loop {

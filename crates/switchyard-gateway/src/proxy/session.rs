@@ -21,7 +21,11 @@ fn candidates(req: &ForwardRequest) -> Vec<PinCandidate<'_>> {
     req.plan
         .candidates
         .iter()
-        .map(|c| PinCandidate { provider: &c.connection.provider, connection: &c.connection.id })
+        .map(|c| PinCandidate {
+            provider: &c.connection.provider,
+            connection: &c.connection.id,
+            model: &c.model,
+        })
         .collect()
 }
 

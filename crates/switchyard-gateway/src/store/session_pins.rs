@@ -63,6 +63,21 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the stored pins on `connection`, or all; also those of sessions no
+    /// longer in memory. Returns how many rows went.
+    pub async fn delete_session_pins(&self, connection: Option<&str>) -> StoreResult<u64> {
+        let done = match connection {
+            Some(id) => {
+                sqlx::query("DELETE FROM session_pins WHERE connection_id = ?")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?
+            }
+            None => sqlx::query("DELETE FROM session_pins").execute(&self.pool).await?,
+        };
+        Ok(done.rows_affected())
+    }
+
     /// The `limit` most recently seen pins.
     pub async fn session_pins(&self, limit: usize) -> StoreResult<Vec<PinRow>> {
         let rows = sqlx::query(

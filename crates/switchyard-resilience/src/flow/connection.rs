@@ -43,6 +43,8 @@ struct Gates {
 pub enum GateKind {
     /// The cap shared by every connection of the provider (`providerConcurrency`).
     Provider,
+    /// The gateway-wide cap (`requestQueue.globalConcurrentRequests`).
+    Global,
     /// The connection's cap.
     Connection,
     /// The cap of the model on this connection.
@@ -83,6 +85,8 @@ pub struct ConnectionFlow {
     gates: ArcSwap<Gates>,
     /// The provider's shared gate (owned by [`super::FlowControl`]), if it has one.
     provider_gate: ArcSwapOption<Gate>,
+    /// The gateway-wide gate (owned by [`super::FlowControl`]), if there is one.
+    global_gate: ArcSwapOption<Gate>,
 }
 
 /// Where a waiting request is: the gate it waits for now.
@@ -101,6 +105,7 @@ impl WaitStage {
             x if x == GateKind::Model as u8 => GateKind::Model,
             x if x == GateKind::Paced as u8 => GateKind::Paced,
             x if x == GateKind::Provider as u8 => GateKind::Provider,
+            x if x == GateKind::Global as u8 => GateKind::Global,
             _ => GateKind::Connection,
         }
     }
@@ -108,11 +113,6 @@ impl WaitStage {
     /// Marks the wait for a paced queue (the caller sleeps until the pace ends).
     pub fn set_paced(&self) {
         self.set(GateKind::Paced);
-    }
-
-    /// Marks the wait for the provider's shared gate (taken by the caller).
-    pub fn set_provider(&self) {
-        self.set(GateKind::Provider);
     }
 }
 
@@ -127,6 +127,7 @@ impl ConnectionFlow {
             paced_until: AtomicI64::new(0),
             gates: ArcSwap::from_pointee(Gates::default()),
             provider_gate: ArcSwapOption::empty(),
+            global_gate: ArcSwapOption::empty(),
         };
         flow.configure(limits);
         flow
@@ -169,10 +170,11 @@ impl ConnectionFlow {
         }));
     }
 
-    /// Links the provider's shared gate (or unlinks it). The gate itself belongs to
-    /// the provider: it is never closed here.
-    pub(super) fn set_provider_gate(&self, gate: Option<Arc<Gate>>) {
-        self.provider_gate.store(gate);
+    /// Links the shared gates (or unlinks them). They belong to the provider and
+    /// the gateway: they are never closed here.
+    pub(super) fn set_shared_gates(&self, provider: Option<Arc<Gate>>, global: Option<Arc<Gate>>) {
+        self.provider_gate.store(provider);
+        self.global_gate.store(global);
     }
 
     /// Closes every gate of its own (the connection was removed).
@@ -225,16 +227,19 @@ impl ConnectionFlow {
         out
     }
 
-    /// The gate a request for `model` would wait for here now, if any (the
-    /// connection's first: requests take it first).
+    /// The gate a request for `model` would wait for here now, if any, in the
+    /// order requests take them (see [`Self::try_enter`]).
     pub fn full_gate(&self, model: &str) -> Option<GateKind> {
         let gates = self.gates.load();
-        if self.provider_gate.load().as_ref().is_some_and(|g| !g.has_room()) {
-            Some(GateKind::Provider)
-        } else if gates.connection.as_ref().is_some_and(|g| !g.has_room()) {
+        let full = |g: Option<&Arc<Gate>>| g.is_some_and(|g| !g.has_room());
+        if full(gates.connection.as_ref()) {
             Some(GateKind::Connection)
-        } else if gates.models.get(model).is_some_and(|g| !g.has_room()) {
+        } else if full(gates.models.get(model)) {
             Some(GateKind::Model)
+        } else if full(self.provider_gate.load().as_ref()) {
+            Some(GateKind::Provider)
+        } else if full(self.global_gate.load().as_ref()) {
+            Some(GateKind::Global)
         } else {
             None
         }
@@ -244,6 +249,7 @@ impl ConnectionFlow {
     pub fn cap_of(&self, kind: GateKind, model: &str) -> Option<u32> {
         let gates = self.gates.load();
         match kind {
+            GateKind::Global => self.global_gate.load().as_ref().map(|g| g.cap()),
             GateKind::Provider => self.provider_gate.load().as_ref().map(|g| g.cap()),
             GateKind::Connection => gates.connection.as_ref().map(|g| g.cap()),
             GateKind::Model => gates.models.get(model).map(|g| g.cap()),
@@ -254,17 +260,19 @@ impl ConnectionFlow {
     /// Whether any gate applies to `model` here.
     pub fn is_gated(&self, model: &str) -> bool {
         let gates = self.gates.load();
-        gates.connection.is_some() || gates.models.contains_key(model) || self.provider_gate.load().is_some()
+        gates.connection.is_some()
+            || gates.models.contains_key(model)
+            || self.provider_gate.load().is_some()
+            || self.global_gate.load().is_some()
     }
 
-    /// Takes the slots for `model` without waiting: the provider gate first, then
-    /// the connection gate, then the model gate (the order every request uses, so
-    /// two never wait on each other). `Err` names the full gate; no slot is kept then.
+    /// Takes the slots for `model` without waiting, narrowest first: the
+    /// connection's, the model's, then the shared ones (provider, gateway). Every
+    /// request uses this order, so two never wait on each other in a cycle; and a
+    /// request waiting for its own connection holds no shared slot meanwhile, so it
+    /// never starves requests other accounts could serve. `Err` names the full gate;
+    /// no slot is kept then.
     pub fn try_enter(self: &Arc<Self>, model: &str) -> Result<FlowPermit, GateKind> {
-        let provider = match self.provider_gate.load().as_ref() {
-            Some(gate) => Some(gate.try_enter().ok_or(GateKind::Provider)?),
-            None => None,
-        };
         let gates = self.gates.load();
         let connection = match &gates.connection {
             Some(gate) => Some(gate.try_enter().ok_or(GateKind::Connection)?),
@@ -274,7 +282,15 @@ impl ConnectionFlow {
             Some(gate) => Some(gate.try_enter().ok_or(GateKind::Model)?),
             None => None,
         };
-        Ok(FlowPermit::new(self.clone(), [provider, connection, model_slot]))
+        let provider = match self.provider_gate.load().as_ref() {
+            Some(gate) => Some(gate.try_enter().ok_or(GateKind::Provider)?),
+            None => None,
+        };
+        let global = match self.global_gate.load().as_ref() {
+            Some(gate) => Some(gate.try_enter().ok_or(GateKind::Global)?),
+            None => None,
+        };
+        Ok(FlowPermit::new(self.clone(), [connection, model_slot, provider, global]))
     }
 
     /// Waits in this connection's queue for the slots for `model`, in the same
@@ -282,32 +298,10 @@ impl ConnectionFlow {
     /// in [`Self::queued`] while it waits. Cancel-safe: dropping the future leaves
     /// every line and returns any slot already taken.
     pub async fn enter(self: &Arc<Self>, model: &str, stage: &WaitStage) -> FlowPermit {
-        self.enter_after(model, stage, std::future::ready(())).await
-    }
-
-    /// [`Self::enter`] after `pause` completes (a paced queue: the caller's timer
-    /// until the pace ends), counted in [`Self::queued`] from the start.
-    pub async fn enter_after(
-        self: &Arc<Self>,
-        model: &str,
-        stage: &WaitStage,
-        pause: impl std::future::Future<Output = ()>,
-    ) -> FlowPermit {
         let _waiting = self.queue_place();
-        pause.await;
-        stage.set(GateKind::Provider);
-        let provider = match self.provider_gate.load_full() {
-            Some(gate) => Some(gate.enter().await),
-            None => None,
-        };
         let own = self.enter_own(model, stage).await;
-        self.permit(provider, own)
-    }
-
-    /// The provider's shared gate, when it has one (a caller waiting on several
-    /// connections of one provider takes it once, then races their own gates).
-    pub fn provider_gate(&self) -> Option<Arc<Gate>> {
-        self.provider_gate.load_full()
+        let shared = self.enter_shared(stage).await;
+        self.permit(own, shared)
     }
 
     /// Counts a request in this connection's queue while the place is held.
@@ -316,7 +310,7 @@ impl ConnectionFlow {
     }
 
     /// Waits for this connection's own slots for `model`: its gate, then the
-    /// model's (the provider slot, if any, is the caller's to take first).
+    /// model's.
     pub async fn enter_own(self: &Arc<Self>, model: &str, stage: &WaitStage) -> OwnSlots {
         let gates = self.gates.load_full();
         stage.set(GateKind::Connection);
@@ -332,9 +326,25 @@ impl ConnectionFlow {
         OwnSlots { connection, model }
     }
 
-    /// The request's permit from its provider slot and its own slots.
-    pub fn permit(self: &Arc<Self>, provider: Option<GatePermit>, own: OwnSlots) -> FlowPermit {
-        FlowPermit::new(self.clone(), [provider, own.connection, own.model])
+    /// Waits for the shared slots, after the own ones: the provider's gate, then
+    /// the gateway's.
+    pub async fn enter_shared(&self, stage: &WaitStage) -> SharedSlots {
+        stage.set(GateKind::Provider);
+        let provider = match self.provider_gate.load_full() {
+            Some(gate) => Some(gate.enter().await),
+            None => None,
+        };
+        stage.set(GateKind::Global);
+        let global = match self.global_gate.load_full() {
+            Some(gate) => Some(gate.enter().await),
+            None => None,
+        };
+        SharedSlots { provider, global }
+    }
+
+    /// The request's permit from its own and shared slots.
+    pub fn permit(self: &Arc<Self>, own: OwnSlots, shared: SharedSlots) -> FlowPermit {
+        FlowPermit::new(self.clone(), [own.connection, own.model, shared.provider, shared.global])
     }
 
     /// Paces this connection's queue: nothing is dispatched here before `at` (the
@@ -372,16 +382,23 @@ pub struct OwnSlots {
     model: Option<GatePermit>,
 }
 
+/// The shared slots (the provider's and the gateway's), before they join a permit.
+#[derive(Debug)]
+pub struct SharedSlots {
+    provider: Option<GatePermit>,
+    global: Option<GatePermit>,
+}
+
 /// A request's place on a connection: counted in flight, holding its gate slots,
 /// all given back exactly once when it drops.
 #[derive(Debug)]
 pub struct FlowPermit {
     flow: Arc<ConnectionFlow>,
-    _slots: [Option<GatePermit>; 3],
+    _slots: [Option<GatePermit>; 4],
 }
 
 impl FlowPermit {
-    fn new(flow: Arc<ConnectionFlow>, slots: [Option<GatePermit>; 3]) -> FlowPermit {
+    fn new(flow: Arc<ConnectionFlow>, slots: [Option<GatePermit>; 4]) -> FlowPermit {
         flow.in_flight.fetch_add(1, Ordering::Relaxed);
         flow.dispatched.fetch_add(1, Ordering::Relaxed);
         FlowPermit { flow, _slots: slots }
@@ -456,14 +473,14 @@ mod tests {
     }
 
     #[test]
-    fn a_provider_gate_is_shared_taken_first_and_never_closed_by_a_connection() {
+    fn a_provider_gate_is_shared_taken_after_the_own_ones_and_never_closed_by_a_connection() {
         let shared = Gate::new(1);
         let (a, b) = (
             Arc::new(ConnectionFlow::new("a", &limits(Some(5), &[]))),
             Arc::new(ConnectionFlow::new("b", &FlowLimits::default())),
         );
-        a.set_provider_gate(Some(shared.clone()));
-        b.set_provider_gate(Some(shared.clone()));
+        a.set_shared_gates(Some(shared.clone()), None);
+        b.set_shared_gates(Some(shared.clone()), None);
         let held = a.try_enter("m");
         assert!(held.is_ok());
         assert_eq!(b.try_enter("m").err(), Some(GateKind::Provider), "one slot for the whole provider");

@@ -2,11 +2,13 @@
 //! connection and per model), the request queue's admission check, the live
 //! counts, and the combo strategies.
 //!
-//! Gate order, the same for every request so none waits on another in a cycle:
-//! the global gate (taken once per request, before its first attempt, and kept
-//! through failovers: it caps what the whole gateway sends upstream), then per
-//! attempt the provider gate (shared by the provider's connections), the
-//! connection gate and the model gate. The strictest applies.
+//! Gate order, the same for every attempt so none waits on another in a cycle:
+//! narrowest first — the connection gate, the model gate, then the shared ones,
+//! the provider gate (all its connections) and the gateway-wide gate. The
+//! strictest applies. Narrow first (SPEC §4.6 lists them wide to narrow) so that a
+//! request waiting for its busy connection holds no shared slot meanwhile and
+//! never starves requests that idle accounts could serve. Every slot lives in the
+//! attempt's permit, so a streamed answer holds them until its last byte.
 //!
 //! Layering, for one request: the engine rules targets out (breakers, cooldowns,
 //! lockouts); a [`Strategies`] order puts the eligible ones in the combo's order;
@@ -31,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use arc_swap::ArcSwapOption;
 
 pub use connection::{
-    ConnectionFlow, FlowLimits, FlowPermit, GateKind, GateStats, OwnSlots, QueuePlace, WaitStage,
+    ConnectionFlow, FlowLimits, FlowPermit, GateKind, GateStats, OwnSlots, QueuePlace, SharedSlots, WaitStage,
 };
 pub use gate::{Gate, GatePermit};
 pub use strategy::{Strategies, StrategyInput};
@@ -79,7 +81,7 @@ impl FlowControl {
         let flow = self.connection(id, limits);
         let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         shared.provider_of.insert(id.to_owned(), provider.to_owned());
-        flow.set_provider_gate(shared.providers.get(provider).cloned());
+        flow.set_shared_gates(shared.providers.get(provider).cloned(), shared.global.clone());
         flow
     }
 
@@ -114,7 +116,7 @@ impl FlowControl {
         let connections = self.connections.read().unwrap_or_else(PoisonError::into_inner);
         for (id, flow) in connections.iter() {
             let gate = shared.provider_of.get(id).and_then(|p| shared.providers.get(p)).cloned();
-            flow.set_provider_gate(gate);
+            flow.set_shared_gates(gate, shared.global.clone());
         }
     }
 
@@ -135,8 +137,9 @@ impl FlowControl {
     /// Drops the connections `keep` rejects; their gates open for good, so nobody
     /// waits on a connection that is gone.
     pub fn retain(&self, keep: impl Fn(&str) -> bool) {
-        let mut map = self.connections.write().unwrap_or_else(PoisonError::into_inner);
+        // Lock order everywhere: shared gates, then the connection map.
         let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.connections.write().unwrap_or_else(PoisonError::into_inner);
         shared.provider_of.retain(|id, _| keep(id));
         map.retain(|id, flow| {
             let kept = keep(id);

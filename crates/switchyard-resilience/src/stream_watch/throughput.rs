@@ -32,6 +32,9 @@ pub enum Output {
     Busy,
     /// A block or item ended (the tool call or reasoning, if any, is over).
     BlockEnd,
+    /// The answer is complete (`message_stop`, `[DONE]`, `response.completed`):
+    /// nothing after it is judged.
+    End,
     /// Anything else: heartbeats, metadata, usage, starts and stops of the message.
     Other,
 }
@@ -47,8 +50,11 @@ pub fn classify(event: &str, data: &str) -> Output {
         return Output::Other;
     }
     let data = data.trim();
+    if data == "[DONE]" {
+        return Output::End;
+    }
     if !data.starts_with('{') {
-        return Output::Other; // `[DONE]`, empty events
+        return Output::Other; // empty events
     }
     let Ok(v) = serde_json::from_str::<Value>(data) else { return Output::Other };
     match v.get("type").and_then(Value::as_str) {
@@ -74,6 +80,7 @@ fn typed(kind: &str, v: &Value) -> Output {
             None => Output::Other,
         },
         "content_block_stop" => Output::BlockEnd,
+        "message_stop" | "response.completed" | "response.incomplete" | "response.failed" => Output::End,
         // OpenAI Responses.
         "response.output_text.delta" | "response.refusal.delta" => Output::Text(str_len(&v["delta"])),
         "response.output_item.added" => match v["item"]["type"].as_str() {
@@ -104,7 +111,10 @@ fn chat_chunk(v: &Value) -> Output {
             *text.get_or_insert(0) += t.len();
         }
         let tools = delta["tool_calls"].as_array().is_some_and(|t| !t.is_empty());
-        busy |= tools || delta.get("reasoning_content").is_some() || delta.get("reasoning").is_some();
+        // Some upstreams send `"reasoning_content": null` on every chunk: only a
+        // value is reasoning.
+        let reasoning = |key: &str| delta[key].as_str().is_some_and(|r| !r.is_empty());
+        busy |= tools || reasoning("reasoning_content") || reasoning("reasoning");
         finished |= !choice["finish_reason"].is_null();
     }
     match (text, busy, finished) {
@@ -162,6 +172,7 @@ pub struct ThroughputWatch {
     /// Judging starts a full window after this (warm-up end, or a phase's end).
     judged_from: u64,
     busy: bool,
+    ended: bool,
     samples: VecDeque<(u64, u64)>,
     in_window: u64,
 }
@@ -173,6 +184,7 @@ impl ThroughputWatch {
             policy,
             judged_from: policy.warmup_ms,
             busy: false,
+            ended: false,
             samples: VecDeque::new(),
             in_window: 0,
         }
@@ -190,6 +202,7 @@ impl ThroughputWatch {
             }
             Output::Busy => self.busy = true,
             Output::BlockEnd => self.end_phase(at_ms),
+            Output::End => self.ended = true,
             Output::Other => {}
         }
     }
@@ -206,7 +219,7 @@ impl ThroughputWatch {
     /// The verdict at `now_ms`: `Some` when a judged window holds too little text.
     pub fn too_slow(&mut self, now_ms: u64) -> Option<TooSlow> {
         let window = self.policy.window_ms;
-        if self.busy || now_ms < self.judged_from.saturating_add(window) {
+        if self.busy || self.ended || now_ms < self.judged_from.saturating_add(window) {
             return None;
         }
         while let Some(&(at, n)) = self.samples.front() {
@@ -270,7 +283,6 @@ mod tests {
             ("message_start", r#"{"type":"message_start","message":{"usage":{"input_tokens":5}}}"#),
             ("message_delta", r#"{"type":"message_delta","usage":{"output_tokens":9}}"#),
             ("message", r#"{"id":"c","choices":[],"usage":{"prompt_tokens":3}}"#),
-            ("message", "[DONE]"),
             ("message", ""),
             ("response.created", r#"{"type":"response.created","response":{}}"#),
         ] {
@@ -278,6 +290,8 @@ mod tests {
         }
         let empty = r#"{"choices":[{"delta":{"content":""},"finish_reason":null}]}"#;
         assert_eq!(classify("message", empty), Output::Text(0));
+        let null_reasoning = r#"{"choices":[{"delta":{"content":"","reasoning_content":null}}]}"#;
+        assert_eq!(classify("message", null_reasoning), Output::Text(0), "a null is no reasoning");
     }
 
     #[test]
@@ -339,6 +353,21 @@ mod tests {
         assert_eq!(first_abort(policy(0, 5_000, 10, 1), 1_000, 20, 120_000), None);
         // …but not a floor of 200 bytes per window.
         assert_eq!(first_abort(policy(0, 5_000, 10, 200), 1_000, 20, 120_000), Some(5_000));
+    }
+
+    #[test]
+    fn nothing_is_judged_after_the_answer_is_complete() {
+        for (event, data) in [
+            ("message_stop", r#"{"type":"message_stop"}"#),
+            ("message", "[DONE]"),
+            ("response.completed", r#"{"type":"response.completed","response":{}}"#),
+        ] {
+            assert_eq!(classify(event, data), Output::End, "{data}");
+        }
+        let mut w = ThroughputWatch::new(policy(0, 5_000, 10, 1));
+        w.observe(0, Output::Text(1));
+        w.observe(9_000, Output::End);
+        assert_eq!(w.too_slow(9_000), None, "a complete answer after a slow end is not cut");
     }
 
     #[test]

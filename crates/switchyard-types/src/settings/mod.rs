@@ -379,9 +379,8 @@ pub struct RequestQueueSettings {
     /// Queue every active API-key connection (env `RATE_LIMIT_AUTO_ENABLE`, which wins
     /// over the stored value).
     pub auto_enable_api_key_providers: bool,
-    /// Upstream requests in flight at most across the whole gateway, 0 = no cap. A
-    /// request takes its slot before its first attempt and keeps it through
-    /// failovers.
+    /// Upstream requests in flight at most across the whole gateway, 0 = no cap.
+    /// Each attempt holds a slot until its answer ends (the last byte of a stream).
     pub global_concurrent_requests: u32,
 }
 

@@ -22,7 +22,7 @@ describe("Resilience: gateway-wide concurrency cap", () => {
     const queue = await screen.findByRole("region", { name: QUEUE });
     const cap = within(queue).getByRole("spinbutton", { name: "Gateway-wide concurrency cap" });
     expect(cap).toHaveValue(0);
-    await waitFor(() => expect(cap).toHaveAccessibleDescription(/^0–100,000 .*0 = no cap.*keeps it through failovers/));
+    await waitFor(() => expect(cap).toHaveAccessibleDescription(/^0–100,000 .*0 = no cap.*until its answer ends/));
 
     await user.clear(cap);
     await user.type(cap, "4");

@@ -110,7 +110,7 @@ export const GROUPS: GroupDef[] = [
     key: "requestQueue",
     title: "Request queue",
     description:
-      "Where a request waits when every connection that could serve it is at its concurrency cap (Connections → Max concurrent requests, Per-model caps). A connection may override both budgets. Caps apply in the order gateway → provider → connection → model, and the strictest one holds the request.",
+      "Where a request waits when every connection that could serve it is at its concurrency cap (Connections → Max concurrent requests, Per-model caps). A connection may override both budgets. A request takes the connection's and model's slots first, then the provider's and the gateway's, and the strictest cap holds it.",
     sections: [
       {
         fields: [
@@ -132,7 +132,7 @@ export const GROUPS: GroupDef[] = [
           int(
             "/requestQueue/globalConcurrentRequests",
             "Gateway-wide concurrency cap",
-            "Upstream requests in flight at most across the whole gateway; 0 = no cap. A request takes its slot before its first attempt and keeps it through failovers. Over the cap it waits in line within Max wait (SEMAPHORE_TIMEOUT after it), or is refused at once (SEMAPHORE_QUEUE_FULL) while quota-share serialization is off.",
+            "Upstream requests in flight at most across the whole gateway; 0 = no cap. Each attempt holds a slot until its answer ends (the last byte of a stream). Over the cap it waits in line within Max wait (SEMAPHORE_TIMEOUT after it), or is refused at once (SEMAPHORE_QUEUE_FULL) while quota-share serialization is off.",
           ),
           bool("/requestQueue/autoEnableApiKeyProviders", "Auto-enable API-key providers", "Queue every active API-key connection."),
         ],
