@@ -19,7 +19,7 @@
 pub mod key;
 pub mod persist;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -207,16 +207,15 @@ impl SessionAffinity {
         out
     }
 
-    /// Live pins per connection.
-    pub fn count_for(&self, connection: &str, ttl_ms: u32, now: UnixMillis) -> u32 {
+    /// Live pins per connection, counted in one pass.
+    pub fn counts(&self, ttl_ms: u32, now: UnixMillis) -> HashMap<String, u32> {
         let inner = self.lock();
-        let Some(sessions) = inner.sessions.as_ref() else { return 0 };
-        let n = sessions
-            .iter()
-            .flat_map(|(_, pins)| pins.iter())
-            .filter(|p| p.connection == connection && p.live(now, ttl_ms))
-            .count();
-        u32::try_from(n).unwrap_or(u32::MAX)
+        let mut out = HashMap::new();
+        let Some(sessions) = inner.sessions.as_ref() else { return out };
+        for pin in sessions.iter().flat_map(|(_, pins)| pins.iter()).filter(|p| p.live(now, ttl_ms)) {
+            *out.entry(pin.connection.clone()).or_insert(0u32) += 1;
+        }
+        out
     }
 
     /// Removes every pin (or those on `connection`); returns how many.
@@ -346,7 +345,7 @@ mod tests {
         // The combo's chain (anthropic before glm) stands; within anthropic, b first.
         assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[0, 1, 2]), vec![1, 0, 2]);
         assert_eq!(ordered(&t, &s, T0.plus_millis(6), &[2, 0, 1]), vec![2, 1, 0]);
-        assert_eq!(t.count_for("b", TTL, T0), 1);
+        assert_eq!(t.counts(TTL, T0).get("b"), Some(&1));
         assert_eq!(t.list(TTL, T0.plus_millis(6)).len(), 2);
         assert_eq!(t.list(0, T0.plus_millis(6)).len(), 0, "TTL 0: nothing is live");
     }

@@ -16,7 +16,7 @@ impl ManagementService {
         let table = self.routing.load();
         let settings = self.resilience.settings();
         let queue = &settings.request_queue;
-        let (ttl_ms, now) = (settings.session_affinity_ttl_ms, self.clock.now_wall());
+        let pins = self.resilience.affinity.counts(settings.session_affinity_ttl_ms, self.clock.now_wall());
         let mut connections: Vec<_> = table.by_id.values().collect();
         connections.sort_by(|a, b| (a.priority, &a.id).cmp(&(b.priority, &b.id)));
         let gate = |g: switchyard_resilience::flow::GateStats| GateView {
@@ -45,7 +45,7 @@ impl ManagementService {
                         .collect(),
                     max_wait_ms: c.flow.max_wait_ms(queue.max_wait_ms),
                     execution_max_wait_ms: c.flow.execution_max_wait_ms(queue.execution_max_wait_ms),
-                    pinned_sessions: self.resilience.affinity.count_for(&c.id, ttl_ms, now),
+                    pinned_sessions: pins.get(&c.id).copied().unwrap_or(0),
                 })
                 .collect(),
             global: self.resilience.flow.global_gate().map(|g| GateView {

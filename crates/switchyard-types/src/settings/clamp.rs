@@ -98,13 +98,27 @@ fn clamp_rules(s: &mut ResilienceSettings, notes: &mut Vec<ClampNote>) {
 
 /// Drops provider caps that are not valid (a stored document edited by hand).
 fn clamp_provider_caps(s: &mut ResilienceSettings, notes: &mut Vec<ClampNote>) {
-    s.provider_concurrency.retain(|provider, cap| match provider_cap_problem(provider, *cap) {
-        Some((path, _)) => {
-            notes.push(ClampNote::new(path, *cap, "dropped"));
-            false
+    let spec = known("/providerConcurrency/*/cap");
+    let mut kept = std::collections::BTreeMap::new();
+    for (provider, cap) in std::mem::take(&mut s.provider_concurrency) {
+        let clamped = cap.clamp(spec.min, spec.max);
+        match provider_cap_problem(&provider, clamped) {
+            // A bad provider id cannot be repaired: the entry goes.
+            Some((path, _)) => notes.push(ClampNote::new(path, cap, "dropped")),
+            None => {
+                if clamped != cap {
+                    notes.push(ClampNote::new(format!("/providerConcurrency/{provider}"), cap, clamped));
+                }
+                kept.insert(provider, clamped);
+            }
         }
-        None => true,
-    });
+    }
+    let max = usize::try_from(known("/providerConcurrency").max).unwrap_or(usize::MAX);
+    if kept.len() > max {
+        notes.push(ClampNote::new("/providerConcurrency", kept.len(), max));
+        kept = kept.into_iter().take(max).collect();
+    }
+    s.provider_concurrency = kept;
 }
 
 #[cfg(test)]
@@ -114,6 +128,20 @@ mod tests {
     use super::*;
     use crate::resilience::RuleScope;
     use crate::settings::ProviderErrorRule;
+
+    #[test]
+    fn stored_provider_caps_are_clamped_not_dropped() {
+        let mut s = ResilienceSettings::default();
+        s.provider_concurrency.insert("glm".into(), 0);
+        s.provider_concurrency.insert("big".into(), 5_000_000);
+        s.provider_concurrency.insert(String::new(), 3);
+        let (clamped, notes) = s.clamp();
+        assert_eq!(
+            clamped.provider_concurrency,
+            [("big".to_owned(), 100_000), ("glm".to_owned(), 1)].into_iter().collect()
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+    }
 
     #[test]
     fn out_of_range_values_are_clamped_and_reported() {
