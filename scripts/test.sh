@@ -45,6 +45,19 @@ if [ -z "${CARGO_TARGET_DIR:-}" ]; then
   fi
 fi
 echo "cargo target dir: ${CARGO_TARGET_DIR:-./target}"
+# A reused target directory grows without bound: every dependency change gives each
+# test binary (150-190 MB) a new hash and leaves the old one behind, and the shared
+# cache once filled this machine's disk. Keep the newest binary of each name, and
+# no incremental state (it is keyed to the clone's path: a fresh clone never reuses it).
+prune_target_dir() {
+  local deps="$1/debug/deps"
+  [ -d "$deps" ] || return 0
+  find "$deps" -maxdepth 1 -type f -perm -u+x -regextype posix-extended -regex '.*/[^/]+-[0-9a-f]{16}' \
+    -printf '%T@ %p\n' | sort -rn | awk '{ n = $2; sub(/-[0-9a-f]{16}$/, "", n); if (seen[n]++) print $2 }' \
+    | xargs -r rm -f
+  rm -rf "$1/debug/incremental"
+}
+prune_target_dir "${CARGO_TARGET_DIR:-target}"
 tools="${HOME}/.cargo"
 if mkdir -p /var/cache/switchyard/cargo-tools 2>/dev/null && [ -w /var/cache/switchyard/cargo-tools ]; then
   tools=/var/cache/switchyard/cargo-tools
