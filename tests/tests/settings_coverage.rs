@@ -101,8 +101,15 @@ fn markers(problems: &mut Vec<String>) -> BTreeMap<String, Vec<String>> {
                 continue;
             };
             let place = format!("{}:{}", file.strip_prefix(&root).unwrap_or(&file).display(), i + 1);
+            // Directly above: only comments, attributes and more markers may stand
+            // between the marker and its test's attribute.
             let reach = &lines[i + 1..lines.len().min(i + 1 + MARKER_REACH)];
-            if !reach.iter().any(|l| is_test_attribute(l)) {
+            let above_test = reach
+                .iter()
+                .map(|l| l.trim_start())
+                .take_while(|l| l.starts_with("//") || l.starts_with("#[") || is_test_attribute(l))
+                .any(is_test_attribute);
+            if !above_test {
                 problems.push(format!("{place}: marker is not directly above a test"));
             }
             for path in named.split_whitespace() {
