@@ -46,6 +46,25 @@ fn describe(requests: &[RecordedRequest]) -> String {
         .join("\n")
 }
 
+/// Claude Code pointed at `gw` with the client key, offline and with a private
+/// home, as `../shared/CLIENTS.md` describes.
+fn claude_command(claude: &std::path::Path, home: &std::path::Path, gw: &TestGateway) -> Command {
+    let mut command = Command::new(claude);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TERM", "dumb")
+        .env("ANTHROPIC_BASE_URL", gw.gateway().base_url())
+        .env("ANTHROPIC_AUTH_TOKEN", CLIENT_KEY)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_MAX_RETRIES", "1");
+    command
+}
+
 async fn run(mut command: Command) -> (bool, String, String) {
     command.kill_on_drop(true).stdin(std::process::Stdio::null());
     let output = match tokio::time::timeout(Duration::from_secs(180), command.output()).await {
@@ -76,20 +95,8 @@ async fn claude_code_runs_through_the_gateway() {
     let gw = TestGateway::start(&config).await;
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
 
-    let mut command = Command::new(&claude);
-    command
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("TERM", "dumb")
-        .env("ANTHROPIC_BASE_URL", gw.gateway().base_url())
-        .env("ANTHROPIC_AUTH_TOKEN", CLIENT_KEY)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_MAX_RETRIES", "1")
-        .args(["-p", "say hi", "--output-format", "json"]);
+    let mut command = claude_command(&claude, home.path(), &gw);
+    command.args(["-p", "say hi", "--output-format", "json"]);
     let (ok, stdout, stderr) = run(command).await;
     let requests = upstream.requests();
     assert!(ok, "claude failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
@@ -199,20 +206,8 @@ async fn a_three_turn_claude_code_session_stays_on_one_account_under_round_robin
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let session = uuid::Uuid::new_v4().to_string();
     for turn in 0..3 {
-        let mut command = Command::new(&claude);
-        command
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("TERM", "dumb")
-            .env("ANTHROPIC_BASE_URL", gw.gateway().base_url())
-            .env("ANTHROPIC_AUTH_TOKEN", CLIENT_KEY)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "1")
-            .args(["-p", &format!("turn {turn}"), "--output-format", "json", "--model", "sy-team"]);
+        let mut command = claude_command(&claude, home.path(), &gw);
+        command.args(["-p", &format!("turn {turn}"), "--output-format", "json", "--model", "sy-team"]);
         if turn == 0 {
             command.args(["--session-id", &session]);
         } else {

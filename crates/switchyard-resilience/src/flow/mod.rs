@@ -30,8 +30,6 @@ mod strategy;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use arc_swap::ArcSwapOption;
-
 pub use connection::{
     ConnectionFlow, FlowLimits, FlowPermit, GateKind, GateStats, OwnSlots, QueuePlace, SharedSlots, WaitStage,
 };
@@ -44,8 +42,6 @@ pub use strategy::{Strategies, StrategyInput};
 pub struct FlowControl {
     connections: RwLock<HashMap<String, Arc<ConnectionFlow>>>,
     shared: Mutex<SharedGates>,
-    /// The gateway-wide gate, read on every request without a lock.
-    global: ArcSwapOption<Gate>,
     /// The combo strategies' state.
     pub strategies: Strategies,
 }
@@ -100,7 +96,6 @@ impl FlowControl {
     pub fn set_shared_caps(&self, global: u32, providers: &BTreeMap<String, u32>) {
         let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
         reconcile(&mut shared.global, (global > 0).then_some(global));
-        self.global.store(shared.global.clone());
         let mut next: HashMap<String, Arc<Gate>> = HashMap::new();
         for (provider, &cap) in providers {
             let mut slot = shared.providers.remove(provider);
@@ -122,7 +117,7 @@ impl FlowControl {
 
     /// The gateway-wide gate, when there is a cap.
     pub fn global_gate(&self) -> Option<Arc<Gate>> {
-        self.global.load_full()
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner).global.clone()
     }
 
     /// Each provider gate's numbers, by provider id.
