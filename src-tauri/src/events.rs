@@ -44,6 +44,8 @@ change_event!(
     SettingsChanged,
     /// Routing was paused or resumed.
     RoutingChanged,
+    /// An exclusive session lease was acquired, renewed, moved or ended.
+    LeasesChanged,
 );
 
 /// Emits the typed event of one topic.
@@ -56,6 +58,7 @@ fn emit<R: Runtime>(app: &AppHandle<R>, topic: ChangeTopic, at: UnixMillis) -> t
         ChangeTopic::Connections => ConnectionsChanged { at }.emit(app),
         ChangeTopic::Settings => SettingsChanged { at }.emit(app),
         ChangeTopic::Routing => RoutingChanged { at }.emit(app),
+        ChangeTopic::Leases => LeasesChanged { at }.emit(app),
     }
 }
 

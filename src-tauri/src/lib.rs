@@ -63,6 +63,8 @@ macro_rules! specta_builder {
                 rate_limits_set,
                 sessions_list,
                 sessions_clear,
+                leases_list,
+                leases_release,
                 resilience_get,
                 resilience_patch,
                 resilience_defaults,
@@ -93,6 +95,7 @@ macro_rules! specta_builder {
                 ConnectionsChanged,
                 SettingsChanged,
                 RoutingChanged,
+                LeasesChanged,
             ])
     }};
 }

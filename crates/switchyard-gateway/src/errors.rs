@@ -29,6 +29,9 @@ pub struct GatewayError {
     pub issues: Vec<ValidationIssue>,
     /// Extra top-level `diagnostics` object (excluded targets of a 503/404).
     pub diagnostics: Option<serde_json::Value>,
+    /// Further top-level members a code defines (a lease refusal's `state` and
+    /// `retryAfter`), beside the envelope.
+    pub fields: Vec<(&'static str, serde_json::Value)>,
 }
 
 impl GatewayError {
@@ -40,7 +43,14 @@ impl GatewayError {
             retry_after_secs: None,
             issues: Vec::new(),
             diagnostics: None,
+            fields: Vec::new(),
         }
+    }
+
+    /// Adds a top-level member to the body.
+    pub fn with_field(mut self, name: &'static str, value: serde_json::Value) -> GatewayError {
+        self.fields.push((name, value));
+        self
     }
 
     /// Adds a retry hint.
@@ -68,6 +78,7 @@ impl GatewayError {
             retry_after_secs: None,
             issues,
             diagnostics: None,
+            fields: Vec::new(),
         }
     }
 
@@ -84,8 +95,13 @@ impl GatewayError {
     /// The JSON body in the given client format.
     pub fn body(&self, format: ErrorFormat) -> serde_json::Value {
         let mut body = self.envelope(format);
-        if let (Some(d), Some(map)) = (&self.diagnostics, body.as_object_mut()) {
-            map.insert("diagnostics".to_owned(), d.clone());
+        if let Some(map) = body.as_object_mut() {
+            if let Some(d) = &self.diagnostics {
+                map.insert("diagnostics".to_owned(), d.clone());
+            }
+            for (name, value) in &self.fields {
+                map.insert((*name).to_owned(), value.clone());
+            }
         }
         body
     }

@@ -15,6 +15,7 @@ pub mod conn;
 pub mod control;
 pub mod errors;
 mod http;
+pub mod leases;
 pub mod management;
 pub mod oauth;
 pub mod proxy;

@@ -22,6 +22,11 @@ pub fn hash_key_hex(key: &str) -> String {
     hex::encode(hash_key(key))
 }
 
+/// Hex SHA-256 of raw bytes (a lease owner token, as stored).
+pub fn hash_key_hex_bytes(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
 /// Parses a stored hex hash back into bytes.
 pub fn parse_hash_hex(hex_hash: &str) -> Option<KeyHash> {
     let bytes = hex::decode(hex_hash).ok()?;

@@ -458,6 +458,47 @@ pub struct SessionPinsCleared {
     pub removed: u32,
 }
 
+/// One active exclusive session lease (SPEC §4.4). The owner token is never
+/// shown, not even hashed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseView {
+    /// The lease id (for `DELETE /api/leases/{id}`).
+    pub id: u32,
+    /// The client key that holds it.
+    pub key_id: String,
+    /// That key's name.
+    pub key_name: Option<String>,
+    /// Provider id.
+    pub provider: String,
+    /// The leased connection.
+    pub connection: String,
+    /// The fencing generation its requests must present.
+    pub generation: u32,
+    /// First acquired.
+    pub acquired_at: crate::UnixMillis,
+    /// Last renewed.
+    pub renewed_at: crate::UnixMillis,
+    /// Lapses then unless renewed.
+    pub expires_at: crate::UnixMillis,
+}
+
+/// `GET /api/leases`: the active exclusive leases, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LeasesView {
+    /// Active leases.
+    pub leases: Vec<LeaseView>,
+}
+
+/// The answer to `DELETE /api/leases/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseReleased {
+    /// Leases released (1; a lease that is not active is a 404).
+    pub released: u32,
+}
+
 /// `POST /api/rate-limits`: force a connection's rate-limit protection on
 /// (`enabled: true`) or back to following the settings (`false`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

@@ -116,11 +116,35 @@ pub enum ErrorCode {
     /// `comboCooldownWait` lets the request wait; retry after `Retry-After`.
     #[serde(rename = "combo_rate_limited")]
     ComboRateLimited,
+    /// A lease call (or a managed inference request) lacks the lease owner header,
+    /// or a managed inference request lacks the generation header.
+    #[serde(rename = "lease-context-required")]
+    LeaseContextRequired,
+    /// The lease owner header is not `vlo_` + 43 base64url characters, or the
+    /// generation header is not a positive integer.
+    #[serde(rename = "lease-context-invalid")]
+    LeaseContextInvalid,
+    /// The client key may not hold exclusive leases: it needs the scope
+    /// `lease:exclusive` and a non-empty `allowedConnections`.
+    #[serde(rename = "lease-not-permitted")]
+    LeaseNotPermitted,
+    /// The owner, generation or key does not match an active lease (released,
+    /// expired, moved on to a newer generation, or held through another key).
+    #[serde(rename = "lease-fence-stale")]
+    LeaseFenceStale,
+    /// The owner already holds a lease through another key, or on a connection the
+    /// requested model cannot use; release it first.
+    #[serde(rename = "lease-owner-conflict")]
+    LeaseOwnerConflict,
+    /// Every free eligible connection is held by another owner's exclusive lease;
+    /// state `waiting-for-capacity`, retry after `Retry-After`.
+    #[serde(rename = "lease-capacity-unavailable")]
+    LeaseCapacityUnavailable,
 }
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 39] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -154,6 +178,12 @@ impl ErrorCode {
         ErrorCode::SemaphoreTimeout,
         ErrorCode::SemaphoreQueueFull,
         ErrorCode::ComboRateLimited,
+        ErrorCode::LeaseContextRequired,
+        ErrorCode::LeaseContextInvalid,
+        ErrorCode::LeaseNotPermitted,
+        ErrorCode::LeaseFenceStale,
+        ErrorCode::LeaseOwnerConflict,
+        ErrorCode::LeaseCapacityUnavailable,
     ];
 
     /// The HTTP status this code is always answered with.
@@ -163,13 +193,15 @@ impl ErrorCode {
             | ErrorCode::InvalidRequest
             | ErrorCode::FormatMismatch
             | ErrorCode::ValidationFailed
-            | ErrorCode::InvalidHost => 400,
+            | ErrorCode::InvalidHost
+            | ErrorCode::LeaseContextRequired
+            | ErrorCode::LeaseContextInvalid => 400,
             ErrorCode::AuthenticationError | ErrorCode::ManagementUnauthorized => 401,
-            ErrorCode::ForbiddenHost | ErrorCode::ForbiddenOrigin => 403,
+            ErrorCode::ForbiddenHost | ErrorCode::ForbiddenOrigin | ErrorCode::LeaseNotPermitted => 403,
             ErrorCode::ModelNotFound | ErrorCode::NoExecutableTargets | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::RequestTimeout => 408,
-            ErrorCode::Conflict => 409,
+            ErrorCode::Conflict | ErrorCode::LeaseFenceStale | ErrorCode::LeaseOwnerConflict => 409,
             ErrorCode::PreconditionFailed => 412,
             ErrorCode::BodyTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
@@ -178,7 +210,8 @@ impl ErrorCode {
             | ErrorCode::RateLimitQueueFull
             | ErrorCode::SemaphoreQueueFull
             | ErrorCode::SemaphoreTimeout
-            | ErrorCode::ComboRateLimited => 429,
+            | ErrorCode::ComboRateLimited
+            | ErrorCode::LeaseCapacityUnavailable => 429,
             ErrorCode::InternalError => 500,
             ErrorCode::AllAttemptsFailed | ErrorCode::UpstreamStreamInterrupted => 502,
             ErrorCode::AllTargetsCoolingDown
@@ -226,6 +259,12 @@ impl ErrorCode {
             ErrorCode::SemaphoreTimeout => "SEMAPHORE_TIMEOUT",
             ErrorCode::SemaphoreQueueFull => "SEMAPHORE_QUEUE_FULL",
             ErrorCode::ComboRateLimited => "combo_rate_limited",
+            ErrorCode::LeaseContextRequired => "lease-context-required",
+            ErrorCode::LeaseContextInvalid => "lease-context-invalid",
+            ErrorCode::LeaseNotPermitted => "lease-not-permitted",
+            ErrorCode::LeaseFenceStale => "lease-fence-stale",
+            ErrorCode::LeaseOwnerConflict => "lease-owner-conflict",
+            ErrorCode::LeaseCapacityUnavailable => "lease-capacity-unavailable",
         }
     }
 
@@ -308,6 +347,12 @@ mod tests {
                 "429 SEMAPHORE_TIMEOUT",
                 "429 SEMAPHORE_QUEUE_FULL",
                 "429 combo_rate_limited",
+                "400 lease-context-required",
+                "400 lease-context-invalid",
+                "403 lease-not-permitted",
+                "409 lease-fence-stale",
+                "409 lease-owner-conflict",
+                "429 lease-capacity-unavailable",
             ]
         );
     }

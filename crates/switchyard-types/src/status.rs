@@ -67,11 +67,13 @@ pub enum ChangeTopic {
     Settings,
     /// Routing was paused or resumed.
     Routing,
+    /// An exclusive session lease was acquired, renewed, moved or ended.
+    Leases,
 }
 
 impl ChangeTopic {
     /// Every topic.
-    pub const ALL: [ChangeTopic; 7] = [
+    pub const ALL: [ChangeTopic; 8] = [
         ChangeTopic::Breakers,
         ChangeTopic::Cooldowns,
         ChangeTopic::Lockouts,
@@ -79,6 +81,7 @@ impl ChangeTopic {
         ChangeTopic::Connections,
         ChangeTopic::Settings,
         ChangeTopic::Routing,
+        ChangeTopic::Leases,
     ];
 
     /// The event name (`breakersChanged`, ...), used for SSE events and IPC events.
@@ -91,6 +94,7 @@ impl ChangeTopic {
             ChangeTopic::Connections => "connectionsChanged",
             ChangeTopic::Settings => "settingsChanged",
             ChangeTopic::Routing => "routingChanged",
+            ChangeTopic::Leases => "leasesChanged",
         }
     }
 }

@@ -1,8 +1,9 @@
-//! Health, request counts, the request log, live flow control and session pins
-//! (REST: `/api/monitoring/*`, `/api/logs`, `/api/rate-limits`, `/api/sessions`).
+//! Health, request counts, the request log, live flow control, session pins and
+//! exclusive leases (REST: `/api/monitoring/*`, `/api/logs`, `/api/rate-limits`,
+//! `/api/sessions`, `/api/leases`).
 
 use switchyard_types::api::{
-    HealthView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView, RequestLogEntryView,
+    HealthView, LeaseReleased, LeasesView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView, RequestLogEntryView,
     SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
 use switchyard_types::status::MonitoringSummaryView;
@@ -76,4 +77,19 @@ pub async fn sessions_clear(
 ) -> IpcResult<SessionPinsCleared> {
     let clear = clear.parse()?;
     call(host, |m| async move { m.clear_session_pins(&clear).await }).await
+}
+
+/// The active exclusive session leases (`GET /api/leases`).
+#[tauri::command]
+#[specta::specta]
+pub async fn leases_list(host: State<'_, GatewayHost>) -> IpcResult<LeasesView> {
+    call(host, |m| async move { m.leases().await }).await
+}
+
+/// Releases an active lease: its owner's next request is refused as stale
+/// (`DELETE /api/leases/{id}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn leases_release(host: State<'_, GatewayHost>, id: u32) -> IpcResult<LeaseReleased> {
+    call(host, |m| async move { m.release_lease(id).await }).await
 }

@@ -186,6 +186,7 @@ fn cases() -> Vec<Case> {
         case("logs_list", json!({"query": {"limit": 0}}), M::GET, "/api/logs?limit=0", None),
         case("rate_limits_get", json!({}), M::GET, "/api/rate-limits", None),
         case("sessions_list", json!({}), M::GET, "/api/sessions", None),
+        case("leases_list", json!({}), M::GET, "/api/leases", None),
         case("resilience_get", json!({}), M::GET, "/api/resilience", None),
         case("resilience_defaults", json!({}), M::GET, "/api/resilience/defaults", None),
         case("resilience_ranges", json!({}), M::GET, "/api/resilience/ranges", None),
@@ -307,6 +308,7 @@ fn cases() -> Vec<Case> {
             Some(json!({"connectionId": "ghost", "enabled": true})),
         ),
         case("sessions_clear", json!({"clear": {}}), M::DELETE, "/api/sessions", Some(json!({}))),
+        case("leases_release", json!({"id": 999}), M::DELETE, "/api/leases/999", None),
         case(
             "sessions_clear",
             json!({"clear": {"connection": "claude-a"}}),

@@ -15,7 +15,8 @@ use super::body::read_whole;
 use super::guard::authenticate;
 use crate::affinity::session_of;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
-use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward};
+use crate::leases::owner::claim_from;
+use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward, lease};
 use crate::routing::UpstreamEndpoint;
 use crate::state::AppState;
 
@@ -107,6 +108,12 @@ async fn prepare_and_forward(
     require_json_content_type(&headers).map_err(|e| Rendered(e, format))?;
     let table = state.routing.load();
     let key = authenticate(&table, &headers, peer).map_err(|e| Rendered(e, format))?;
+    let lease = match claim_from(&headers).map_err(|e| Rendered(e, format))? {
+        Some(claim) => Some(
+            lease::admit(state, claim, key.as_deref(), state.clock.now_wall()).map_err(|e| Rendered(e, format))?,
+        ),
+        None => None,
+    };
     let bytes =
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
@@ -130,6 +137,7 @@ async fn prepare_and_forward(
         request_id: uuid::Uuid::new_v4().simple().to_string(),
         waits: GatewayWaits::default(),
         session,
+        lease,
     };
     Ok(forward(state.clone(), request).await)
 }
@@ -137,7 +145,7 @@ async fn prepare_and_forward(
 /// Inference bodies are JSON: `application/json` (parameters allowed) or
 /// `application/*+json`, declared once. Browsers send `text/plain` and form bodies
 /// cross-site without a preflight; those never reach an upstream.
-fn require_json_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+pub(super) fn require_json_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
     let mut values = headers.get_all(header::CONTENT_TYPE).iter();
     let (first, repeated) = (values.next(), values.next().is_some());
     let essence = first

@@ -110,6 +110,8 @@ pub fn router() -> Router<AppState> {
         .route("/api/logs", get(logs))
         .route("/api/rate-limits", get(rate_limits).post(rate_limits_set))
         .route("/api/sessions", get(sessions_list).delete(sessions_clear))
+        .route("/api/leases", get(leases_list))
+        .route("/api/leases/{id}", axum::routing::delete(lease_release))
 }
 
 async fn list_providers(State(s): State<AppState>) -> ApiResult {
@@ -267,6 +269,14 @@ async fn sessions_clear(State(s): State<AppState>, ApiBody(body): ApiBody) -> Ap
     let clear: switchyard_types::api::SessionPinsClear =
         if body.iter().all(u8::is_ascii_whitespace) { Default::default() } else { parse(&body)? };
     ok(s.management.clear_session_pins(&clear).await?)
+}
+
+async fn leases_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.leases().await?)
+}
+
+async fn lease_release(State(s): State<AppState>, Path(id): Path<u32>) -> ApiResult {
+    ok(s.management.release_lease(id).await?)
 }
 
 async fn breakers_list(State(s): State<AppState>) -> ApiResult {

@@ -9,6 +9,7 @@ mod guard;
 mod host;
 mod inference;
 mod json;
+mod leases;
 mod management;
 mod models;
 mod origin;
@@ -31,7 +32,9 @@ pub fn router(state: AppState) -> Router {
             inference::post_handler(&inference::RESPONSES).get(inference::responses_websocket),
         )
         .route("/v1/models", get(models::list_models))
-        .route("/api/hello", get(inference::hello));
+        .route("/api/hello", get(inference::hello))
+        // Called by agents with their client key, not the management token (SPEC §7).
+        .route("/api/v1/session-leases", axum::routing::post(leases::session_leases));
     let management = management::router()
         .route_layer(middleware::from_fn_with_state(state.clone(), guard::require_management_token));
     // Layers run outside-in: Host, then Origin, then the routes; the envelope layer

@@ -20,6 +20,7 @@ mod document_fuzz;
 mod flow;
 mod gateway_status;
 mod import;
+mod leases;
 mod monitoring;
 mod resilience_ops;
 mod routes;
@@ -191,6 +192,11 @@ impl ManagementService {
         let table =
             RoutingTable::build(&connections, &keys, &combos, &aliases, gateway, &self.resilience.flow);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
+        if !self.defer_reload {
+            // Not inside a batch: its transaction would hold the write lock the
+            // lease store waits for. The batch's owner reloads after the commit.
+            self.reconcile_leases(&table).await?;
+        }
         self.routing.store(Arc::new(table));
         self.control.notify(ChangeTopic::Connections);
         Ok(())

@@ -34,6 +34,18 @@ pub(super) fn excluded_error(
     excluded: &[ExcludedTargetView],
     retry_after_secs: Option<u32>,
 ) -> GatewayError {
+    excluded_targets_error(req.body.model(), req.plan.candidates.len(), code, excluded, retry_after_secs)
+}
+
+/// [`excluded_error`] for `model` resolved to `pool_size` candidates (also
+/// answered by a lease acquire that finds every connection ruled out).
+pub(crate) fn excluded_targets_error(
+    model: &str,
+    pool_size: usize,
+    code: ErrorCode,
+    excluded: &[ExcludedTargetView],
+    retry_after_secs: Option<u32>,
+) -> GatewayError {
     let reasons = excluded
         .iter()
         .map(|e| {
@@ -45,14 +57,13 @@ pub(super) fn excluded_error(
         .join("; ");
     let message = match code {
         ErrorCode::AllTargetsCoolingDown => format!(
-            "every target of model '{}' is cooling down; retry after {} s: {reasons}",
-            req.body.model(),
+            "every target of model '{model}' is cooling down; retry after {} s: {reasons}",
             retry_after_secs.unwrap_or(1)
         ),
-        _ => format!("no target of model '{}' can run now: {reasons}", req.body.model()),
+        _ => format!("no target of model '{model}' can run now: {reasons}"),
     };
     let diagnostics = serde_json::json!({
-        "poolSize": req.plan.candidates.len(),
+        "poolSize": pool_size,
         "attempted": 0,
         "excluded": excluded,
         "terminalReason": code.as_str(),

@@ -21,6 +21,7 @@ use super::failure::{Failure, all_failed, excluded_error};
 use super::flow;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
+use super::lease::{self, Fence, HeldLease};
 use super::session::SessionPass;
 use crate::affinity::SessionKey;
 use crate::errors::{ErrorFormat, GatewayError};
@@ -52,6 +53,8 @@ pub struct ForwardRequest {
     pub waits: GatewayWaits,
     /// The client session, when affinity is on and the request names one.
     pub session: Option<SessionKey>,
+    /// The exclusive lease the request presented, checked at arrival.
+    pub lease: Option<HeldLease>,
 }
 
 /// Forwards the request in a `request` span. A streaming request hears SSE
@@ -172,6 +175,9 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
     let mut failures: Vec<Failure> = Vec::new();
     let mut order = flow::order(state, req, &selection.eligible);
     let mut session = SessionPass::prefer(state, req, &mut order);
+    if let Err(error) = lease::restrict(state, req, &mut order) {
+        return Pass::Done(error.render(ErrorFormat::Client(req.format)));
+    }
     let mut pending: VecDeque<usize> = order.into();
     loop {
         // Every candidate with room, in order; the full ones are kept for a wait.
@@ -260,7 +266,8 @@ fn settle(
 /// target at dispatch: state may have changed since the filter (a breaker this
 /// request opened does not turn its next candidate away), and a half-open breaker
 /// hands out its single probe here. `None` when the target was taken out meanwhile
-/// (the slot is returned).
+/// (the slot is returned), or when another owner's lease now holds it. A request
+/// whose own lease ended meanwhile is answered without going upstream.
 async fn dispatch(
     state: &GatewayState,
     req: &ForwardRequest,
@@ -271,6 +278,13 @@ async fn dispatch(
     wait: &mut WaitWindow,
 ) -> Option<AttemptResult> {
     let (candidate, target) = (req.plan.candidates.get(index)?, targets.get(index)?);
+    match lease::fence(state, req, candidate).await {
+        Fence::Go => {}
+        Fence::Skip => return None,
+        Fence::Reject(error) => {
+            return Some(AttemptResult::Committed(error.render(ErrorFormat::Client(req.format))));
+        }
+    }
     let engine = &state.resilience.engine;
     let permit = engine.begin_since(*target, Some(started)).ok()?;
     let pace = pace_budget_ms(&candidate.connection, &state.resilience.settings());

@@ -9,7 +9,9 @@
 //! an attempt's permits; `upstream_error` types what can fail below HTTP; `failure`
 //! builds the client's error when nothing could be relayed; `combo_wait` waits out a
 //! combo's brief rate limits (`comboCooldownWait`); `session` applies session
-//! affinity (pinned connections first, re-pinned on success); `keepalive` keeps a
+//! affinity (pinned connections first, re-pinned on success); `lease` fences
+//! exclusive leases (leased connection first, others' leases out, checked again
+//! at every dispatch); `keepalive` keeps a
 //! streaming client's connection alive while the gateway itself waits.
 
 mod attempt;
@@ -22,6 +24,7 @@ mod forward;
 mod guard;
 pub(crate) mod headers;
 mod keepalive;
+pub mod lease;
 mod redact;
 mod relay;
 mod session;
@@ -30,6 +33,7 @@ mod strict_json;
 mod upstream_error;
 
 pub use body::ClientBody;
+pub(crate) use failure::excluded_targets_error;
 pub use forward::{ForwardRequest, forward};
 pub use headers::upstream_headers;
 pub use keepalive::GatewayWaits;

@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::affinity::SessionAffinity;
+use crate::leases::Leases;
 
 use crate::control::Control;
 use crate::errors::GatewayError;
@@ -42,6 +43,8 @@ pub struct Resilience {
     pub flow: Arc<FlowControl>,
     /// Session affinity pins (SPEC §4.4).
     pub affinity: Arc<SessionAffinity>,
+    /// Exclusive session leases (SPEC §4.4).
+    pub leases: Arc<Leases>,
     effective: ArcSwap<ResilienceSettings>,
     /// The stored document's version (0: never written), for `ETag`s and `If-Match`.
     version: AtomicU64,
@@ -85,6 +88,7 @@ impl Resilience {
         shutdown: CancellationToken,
     ) -> Result<(Arc<Resilience>, JoinHandle<()>), GatewayError> {
         let (tx, rx) = mpsc::channel::<StateWrite>(persist::QUEUE_CAPACITY);
+        let leases = Arc::new(Leases::new(store.clone(), control.clone()));
         let sink = Box::new(move |events: &[EngineEvent]| {
             for event in events {
                 tracing::info!(event = event.name(), detail = ?event);
@@ -108,6 +112,7 @@ impl Resilience {
             engine,
             flow: Arc::new(FlowControl::default()),
             affinity: Arc::new(SessionAffinity::default()),
+            leases,
             effective: ArcSwap::from_pointee(layered.settings),
             version: AtomicU64::new(version),
             store,
@@ -139,6 +144,8 @@ impl Resilience {
         self.engine.restore(&snapshot).map_err(GatewayError::internal)?;
         let pins = crate::affinity::persist::restore(&self.store, &self.affinity).await?;
         tracing::debug!(event = "affinity.restored", pins);
+        let leases = self.leases.load().await?;
+        tracing::debug!(event = "leases.restored", leases);
         Ok(())
     }
 

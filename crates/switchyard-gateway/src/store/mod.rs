@@ -8,6 +8,7 @@
 
 mod api_keys;
 mod connections;
+mod leases;
 mod request_log;
 mod resilience_state;
 mod routing_tables;
@@ -23,6 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 pub use api_keys::ApiKeyRecord;
 pub use connections::ConnectionRecord;
+pub use leases::{AcquireOutcome, LeaseHolder, LeaseRow, LeaseScope, LeaseSlot, LeaseState, TransitionOutcome};
 pub use request_log::AttemptLogRow;
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};

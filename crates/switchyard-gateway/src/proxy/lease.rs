@@ -1,0 +1,164 @@
+//! Exclusive leases on the candidate loop ([`crate::leases`]).
+//!
+//! A managed request (lease headers) is checked three times, all before anything
+//! goes upstream: at arrival (the owner holds an active lease through this key at
+//! this generation), when the candidates are ordered (its leased connection
+//! first, connections leased by others out), and at each final dispatch (the
+//! lease is still the same; a dispatch to another connection first moves the
+//! lease there, keeping the generation, or skips that connection when another
+//! owner holds it). Any other request skips leased connections; when leases hold
+//! every free candidate it is refused with `429 lease-capacity-unavailable`.
+//! With no lease anywhere each check is one atomic load.
+
+use switchyard_types::{ErrorCode, UnixMillis};
+
+use super::forward::ForwardRequest;
+use crate::errors::GatewayError;
+use crate::leases::owner::{GENERATION_HEADER, LeaseClaim};
+use crate::leases::{EndReason, capacity_unavailable, may_lease, stale};
+use crate::routing::{Candidate, ClientKey};
+use crate::state::GatewayState;
+use crate::store::{LeaseHolder, TransitionOutcome};
+
+/// The lease a managed request presented, checked at arrival.
+#[derive(Debug, Clone)]
+pub struct HeldLease {
+    owner_hash: String,
+    generation: i64,
+    api_key_id: String,
+}
+
+impl HeldLease {
+    fn holder(&self) -> LeaseHolder<'_> {
+        LeaseHolder { owner_hash: &self.owner_hash, api_key_id: &self.api_key_id }
+    }
+}
+
+/// Checks a managed request's claim at arrival: a client key that may lease, a
+/// generation, and an active lease of this owner through this key at exactly
+/// that generation.
+pub fn admit(
+    state: &GatewayState,
+    claim: LeaseClaim,
+    key: Option<&ClientKey>,
+    now: UnixMillis,
+) -> Result<HeldLease, GatewayError> {
+    let key = key.ok_or_else(|| {
+        GatewayError::new(
+            ErrorCode::LeaseNotPermitted,
+            "a lease belongs to a client key; this request sent none",
+        )
+    })?;
+    may_lease(key)?;
+    let generation = claim.generation.ok_or_else(|| {
+        GatewayError::new(
+            ErrorCode::LeaseContextRequired,
+            format!("a request under a lease must send '{GENERATION_HEADER}' with the generation it was granted"),
+        )
+    })?;
+    let active = state.resilience.leases.active();
+    let Some(lease) = active.of_owner(&claim.owner_hash, now) else {
+        return Err(stale("this owner holds no active lease (released, expired, or never acquired)"));
+    };
+    if lease.api_key_id != key.id {
+        return Err(stale("the lease is held through another client key"));
+    }
+    if lease.generation != generation {
+        return Err(stale(&format!(
+            "generation {generation} is not the lease's current generation; acquire again or use the current one"
+        )));
+    }
+    Ok(HeldLease { owner_hash: claim.owner_hash, generation, api_key_id: key.id.clone() })
+}
+
+/// Orders the candidates for leases: the request's leased connection first,
+/// connections leased by other owners out. `Err` when leases took out every one.
+pub(super) fn restrict(state: &GatewayState, req: &ForwardRequest, order: &mut Vec<usize>) -> Result<(), GatewayError> {
+    let active = state.resilience.leases.active();
+    if active.is_empty() {
+        return Ok(());
+    }
+    let now = state.clock.now_wall();
+    let mine = req.lease.as_ref().map(|h| h.owner_hash.as_str());
+    let mut earliest: Option<UnixMillis> = None;
+    let before = order.len();
+    let connection = |i: usize| req.plan.candidates.get(i).map(|c| c.connection.id.as_str()).unwrap_or_default();
+    order.retain(|&i| match active.on_connection(connection(i), now) {
+        Some(lease) if Some(lease.owner_hash.as_str()) != mine => {
+            earliest = Some(earliest.map_or(lease.expires_at, |e| e.min(lease.expires_at)));
+            false
+        }
+        _ => true,
+    });
+    if let Some(leased) = mine.and_then(|m| active.of_owner(m, now)) {
+        // Stable: the leased connection's candidates first, the rest in order.
+        order.sort_by_key(|&i| connection(i) != leased.connection_id);
+    }
+    if order.is_empty() && before > 0 {
+        return Err(capacity_unavailable(now, earliest));
+    }
+    Ok(())
+}
+
+/// What the final check before a dispatch decided.
+pub(super) enum Fence {
+    /// Send it.
+    Go,
+    /// Another owner holds this connection (taken since the order was made): try
+    /// the next candidate.
+    Skip,
+    /// The request's own lease no longer stands: answer this, send nothing.
+    Reject(GatewayError),
+}
+
+/// The final check before `candidate` is sent upstream.
+pub(super) async fn fence(state: &GatewayState, req: &ForwardRequest, candidate: &Candidate) -> Fence {
+    let book = &state.resilience.leases;
+    let now = state.clock.now_wall();
+    let target = candidate.connection.id.as_str();
+    let Some(held) = &req.lease else {
+        let active = book.active();
+        return if active.on_connection(target, now).is_some() { Fence::Skip } else { Fence::Go };
+    };
+    let leased = {
+        let active = book.active();
+        match active.of_owner(&held.owner_hash, now) {
+            Some(l) if l.generation == held.generation && l.api_key_id == held.api_key_id => {
+                if l.connection_id == target {
+                    return Fence::Go;
+                }
+                if active.on_connection(target, now).is_some() {
+                    return Fence::Skip;
+                }
+                l.connection_id.clone()
+            }
+            _ => {
+                return Fence::Reject(stale(
+                    "the lease was released, expired or renewed to a newer generation while this request \
+                     waited; nothing was sent upstream",
+                ));
+            }
+        }
+    };
+    // The leased connection cannot serve this request: move the lease to this one.
+    let reason = if req.plan.candidates.iter().any(|c| c.connection.id == leased) {
+        EndReason::HealthOrCooldown
+    } else {
+        EndReason::ModelIneligible
+    };
+    let to = (candidate.connection.provider.as_str(), target);
+    match book.transition(held.holder(), held.generation, to, now, reason).await {
+        Ok(TransitionOutcome::Moved(_) | TransitionOutcome::Same(_)) => {
+            tracing::info!(event = "lease.moved", from = %leased, to = %target, reason = reason.as_str());
+            Fence::Go
+        }
+        Ok(TransitionOutcome::Busy) => Fence::Skip,
+        Ok(TransitionOutcome::Stale) => Fence::Reject(stale(
+            "the lease ended while this request waited; nothing was sent upstream",
+        )),
+        Err(e) => {
+            tracing::warn!(event = "lease.move_failed", error = %e);
+            Fence::Skip
+        }
+    }
+}
