@@ -73,6 +73,13 @@ export const commands = {
 	sessionsList: () => typedError<SessionPinsView, IpcError>(__TAURI_INVOKE("sessions_list")),
 	/**  Forgets session pins, on one connection or all (`DELETE /api/sessions`). */
 	sessionsClear: (clear: SessionPinsClear) => typedError<SessionPinsCleared, IpcError>(__TAURI_INVOKE("sessions_clear", { clear })),
+	/**  The active exclusive session leases (`GET /api/leases`). */
+	leasesList: () => typedError<LeasesView, IpcError>(__TAURI_INVOKE("leases_list")),
+	/**
+	 *  Releases an active lease: its owner's next request is refused as stale
+	 *  (`DELETE /api/leases/{id}`).
+	 */
+	leasesRelease: (id: number) => typedError<LeaseReleased, IpcError>(__TAURI_INVOKE("leases_release", { id })),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -134,6 +141,7 @@ export const events = {
 	connectionsChanged: makeEvent<ConnectionsChanged, ConnectionsChanged>("connections-changed"),
 	cooldownsChanged: makeEvent<CooldownsChanged, CooldownsChanged>("cooldowns-changed"),
 	lanesChanged: makeEvent<LanesChanged, LanesChanged>("lanes-changed"),
+	leasesChanged: makeEvent<LeasesChanged, LeasesChanged>("leases-changed"),
 	lockoutsChanged: makeEvent<LockoutsChanged, LockoutsChanged>("lockouts-changed"),
 	routingChanged: makeEvent<RoutingChanged, RoutingChanged>("routing-changed"),
 	settingsChanged: makeEvent<SettingsChanged, SettingsChanged>("settings-changed"),
@@ -898,7 +906,37 @@ export type ErrorCode =
  *  Every target of a combo is only briefly rate limited, but for longer than
  *  `comboCooldownWait` lets the request wait; retry after `Retry-After`.
  */
-"combo_rate_limited";
+"combo_rate_limited" | 
+/**
+ *  A lease call (or a managed inference request) lacks the lease owner header,
+ *  or a managed inference request lacks the generation header.
+ */
+"lease-context-required" | 
+/**
+ *  The lease owner header is not `vlo_` + 43 base64url characters, or the
+ *  generation header is not a positive integer.
+ */
+"lease-context-invalid" | 
+/**
+ *  The client key may not hold exclusive leases: it needs the scope
+ *  `lease:exclusive` and a non-empty `allowedConnections`.
+ */
+"lease-not-permitted" | 
+/**
+ *  The owner, generation or key does not match an active lease (released,
+ *  expired, moved on to a newer generation, or held through another key).
+ */
+"lease-fence-stale" | 
+/**
+ *  The owner already holds a lease through another key, or on a connection the
+ *  requested model cannot use; release it first.
+ */
+"lease-owner-conflict" | 
+/**
+ *  Every free eligible connection is held by another owner's exclusive lease;
+ *  state `waiting-for-capacity`, retry after `Retry-After`.
+ */
+"lease-capacity-unavailable";
 
 /**  Why an upstream attempt failed, as the classifier decided (SPEC 4.8). */
 export type ErrorReason = 
@@ -1036,6 +1074,49 @@ export type IpcError = {
 export type LanesChanged = {
 	/**  When the change was published. */
 	at: UnixMillis,
+};
+
+/**  The answer to `DELETE /api/leases/{id}`. */
+export type LeaseReleased = {
+	/**  Leases released (1; a lease that is not active is a 404). */
+	released: number,
+};
+
+/**
+ *  One active exclusive session lease (SPEC §4.4). The owner token is never
+ *  shown, not even hashed.
+ */
+export type LeaseView = {
+	/**  The lease id (for `DELETE /api/leases/{id}`). */
+	id: number,
+	/**  The client key that holds it. */
+	keyId: string,
+	/**  That key's name. */
+	keyName: string | null,
+	/**  Provider id. */
+	provider: string,
+	/**  The leased connection. */
+	connection: string,
+	/**  The fencing generation its requests must present. */
+	generation: number,
+	/**  First acquired. */
+	acquiredAt: UnixMillis,
+	/**  Last renewed. */
+	renewedAt: UnixMillis,
+	/**  Lapses then unless renewed. */
+	expiresAt: UnixMillis,
+};
+
+/**  An exclusive session lease was acquired, renewed, moved or ended. */
+export type LeasesChanged = {
+	/**  When the change was published. */
+	at: UnixMillis,
+};
+
+/**  `GET /api/leases`: the active exclusive leases, oldest first. */
+export type LeasesView = {
+	/**  Active leases. */
+	leases: LeaseView[],
 };
 
 /**  What a model lockout covers on its connection (SPEC 4.5). */
