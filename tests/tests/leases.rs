@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchyard_gateway::clock::ManualClock;
-use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
 use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
 use switchyard_types::UnixMillis;
 
@@ -34,7 +34,12 @@ fn ok(from: &str) -> Reply {
 /// Two Anthropic connections (`key-a` first); the plain client key; two leasing
 /// keys over both connections; a leasing key over `key-a` only.
 async fn setup() -> Setup {
-    let a = FakeUpstream::start(ok("a")).await;
+    setup_with(ok("a"), "").await
+}
+
+/// [`setup`] with `a` answering `a_reply` and `a_extra` TOML lines on `key-a`.
+async fn setup_with(a_reply: Reply, a_extra: &str) -> Setup {
+    let a = FakeUpstream::start(a_reply).await;
     let b = FakeUpstream::start(ok("b")).await;
     let mut toml = client_key_toml();
     for (name, key, allowed) in [
@@ -47,10 +52,10 @@ async fn setup() -> Setup {
              allowed_connections = {allowed}\n"
         ));
     }
-    for (id, url, priority) in [("key-a", a.url(), 1), ("key-b", b.url(), 2)] {
+    for (id, url, priority, extra) in [("key-a", a.url(), 1, a_extra), ("key-b", b.url(), 2, "")] {
         toml.push_str(&format!(
             "\n[[connections]]\nid = \"{id}\"\nprovider = \"anthropic\"\napi_key = \"sk-{id}\"\n\
-             base_url = \"{url}\"\npriority = {priority}\n"
+             base_url = \"{url}\"\npriority = {priority}\n{extra}\n"
         ));
     }
     let clock = Arc::new(ManualClock::new(START));
@@ -347,6 +352,48 @@ async fn a_leased_request_fails_over_by_moving_its_lease_with_the_same_generatio
     assert_eq!((status, served.as_deref()), (200, Some("key-b")));
     let (status, _, _, body) = t.infer(CLIENT_KEY, None).await;
     assert_eq!((status, &body["error"]["code"]), (429, &json!("lease-capacity-unavailable")), "{body}");
+}
+
+#[tokio::test]
+async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
+    let hold = Hold::new();
+    let t = setup_with(ok("a").held(&hold), "max_concurrent = 1").await;
+    assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
+    let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+    let send = || {
+        let request = t
+            .gw
+            .http
+            .post(t.gw.url("/v1/messages"))
+            .bearer_auth(AGENT_KEY)
+            .header("x-switchyard-lease-owner", OWNER_1)
+            .header("x-switchyard-lease-generation", "1")
+            .json(&body);
+        tokio::spawn(async move { request.send().await.map(|r| r.headers()["x-switchyard-connection"].clone()) })
+    };
+    let first = send();
+    assert!(t.a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    // key-a is at its cap of 1 and key-b is free: the second request queues for key-a.
+    let second = send();
+    let queued = async {
+        loop {
+            let flow = t.gw.mgmt_json("/api/rate-limits").await;
+            let a = flow["connections"].as_array().and_then(|l| l.iter().find(|c| c["connectionId"] == "key-a").cloned());
+            if a.is_some_and(|a| a["queued"] == 1) {
+                break;
+            }
+            // Polling the gateway's live counters, not waiting out a duration.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    assert!(tokio::time::timeout(std::time::Duration::from_secs(5), queued).await.is_ok(), "never queued on key-a");
+    hold.open();
+    for handle in [first, second] {
+        let served = handle.await.ok().and_then(Result::ok);
+        assert_eq!(served.as_ref().and_then(|v| v.to_str().ok()), Some("key-a"));
+    }
+    assert_eq!(t.b.calls(), 0, "the lease never moved to key-b");
+    assert_eq!(t.leases().await[0]["connection"], "key-a");
 }
 
 #[tokio::test]

@@ -175,29 +175,36 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
     let mut failures: Vec<Failure> = Vec::new();
     let mut order = flow::order(state, req, &selection.eligible);
     let mut session = SessionPass::prefer(state, req, &mut order);
-    if let Err(error) = lease::restrict(state, req, &mut order) {
-        return Pass::Done(error.render(ErrorFormat::Client(req.format)));
-    }
+    let leased = match lease::restrict(state, req, &mut order) {
+        Ok(leased) => leased,
+        Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
+    };
     let mut pending: VecDeque<usize> = order.into();
     loop {
         // Every candidate with room, in order; the full ones are kept for a wait.
         let mut saturated: Vec<usize> = Vec::new();
+        // A leased connection that is only full is waited for: its owner's lease
+        // moves to another connection when it is ruled out or fails, not when busy.
+        let mut deferred: Vec<usize> = Vec::new();
         while let Some(index) = pending.pop_front() {
             let Some(candidate) = req.plan.candidates.get(index) else { continue };
             // A paced queue (the upstream asked a protected connection to pause) is
             // full until the pause ends.
-            if candidate.connection.flow.paced_until(engine.now()).is_some() {
-                saturated.push(index);
-                continue;
-            }
-            match candidate.connection.flow.try_enter(&candidate.model) {
-                Ok(slot) => {
+            let full = candidate.connection.flow.paced_until(engine.now()).is_some();
+            let slot = if full { None } else { candidate.connection.flow.try_enter(&candidate.model).ok() };
+            match slot {
+                Some(slot) => {
                     let result = dispatch(state, req, &targets, index, slot, started, wall_wait).await;
                     if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
                         return done;
                     }
                 }
-                Err(_) => saturated.push(index),
+                None => {
+                    saturated.push(index);
+                    if leased == Some(index) {
+                        deferred.extend(pending.drain(..));
+                    }
+                }
             }
         }
         if saturated.is_empty() {
@@ -211,7 +218,7 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
         if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
             return done;
         }
-        pending = saturated.into_iter().filter(|&i| i != index).collect();
+        pending = saturated.into_iter().filter(|&i| i != index).chain(deferred).collect();
     }
     if failures.is_empty() {
         // Every eligible target was taken out between the filter and dispatch.

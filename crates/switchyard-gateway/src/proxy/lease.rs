@@ -72,11 +72,16 @@ pub fn admit(
 }
 
 /// Orders the candidates for leases: the request's leased connection first,
-/// connections leased by other owners out. `Err` when leases took out every one.
-pub(super) fn restrict(state: &GatewayState, req: &ForwardRequest, order: &mut Vec<usize>) -> Result<(), GatewayError> {
+/// connections leased by other owners out. Returns the leased connection's
+/// candidate when it leads the order; `Err` when leases took out every one.
+pub(super) fn restrict(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    order: &mut Vec<usize>,
+) -> Result<Option<usize>, GatewayError> {
     let active = state.resilience.leases.active();
     if active.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let now = state.clock.now_wall();
     let mine = req.lease.as_ref().map(|h| h.owner_hash.as_str());
@@ -90,14 +95,16 @@ pub(super) fn restrict(state: &GatewayState, req: &ForwardRequest, order: &mut V
         }
         _ => true,
     });
+    let mut first = None;
     if let Some(leased) = mine.and_then(|m| active.of_owner(m, now)) {
         // Stable: the leased connection's candidates first, the rest in order.
         order.sort_by_key(|&i| connection(i) != leased.connection_id);
+        first = order.first().copied().filter(|&i| connection(i) == leased.connection_id);
     }
     if order.is_empty() && before > 0 {
         return Err(capacity_unavailable(now, earliest));
     }
-    Ok(())
+    Ok(first)
 }
 
 /// What the final check before a dispatch decided.
