@@ -397,6 +397,38 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
 }
 
 #[tokio::test]
+async fn leases_survive_a_restart_unless_the_configuration_no_longer_allows_them() {
+    let mut t = setup().await;
+    assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
+    assert_eq!(t.acquire(OTHER_AGENT_KEY, OWNER_2, None).await.0, 200, "key-b for the second owner");
+    let data_dir = t.gw.dir.path().join("data");
+    let config = std::fs::read_to_string(&t.gw.config_path).unwrap_or_default();
+    t.gw.shutdown().await;
+    // On restart, "agent-2" has lost the scope: its lease ends; "agent" keeps its own.
+    let edited = config.replacen(
+        "name = \"agent-2\"\nkey = \"sy-lease-agent-key-0002\"\nscopes = [\"lease:exclusive\"]",
+        "name = \"agent-2\"\nkey = \"sy-lease-agent-key-0002\"\nscopes = []",
+        1,
+    );
+    assert_ne!(edited, config);
+    let c = t.clock.clone();
+    let dir = data_dir.clone();
+    let gw = TestGateway::start_with(&edited, move |cfg| {
+        cfg.data_dir = dir;
+        cfg.clock = c;
+    })
+    .await;
+    let t = Setup { gw, clock: t.clock, a: t.a, b: t.b };
+    let listed = t.leases().await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!((&listed[0]["keyName"], &listed[0]["connection"]), (&json!("agent"), &json!("key-a")));
+    let (status, served, _, _) = t.infer(AGENT_KEY, Some((OWNER_1, "1"))).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-a")), "the lease came back from disk");
+    let (status, served, _, _) = t.infer(CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-b")), "key-b is free again, key-a still leased");
+}
+
+#[tokio::test]
 async fn no_lease_owner_reaches_an_upstream_a_log_row_an_api_answer_or_the_data_directory() {
     let t = setup().await;
     let (_, _, lease) = t.acquire(AGENT_KEY, OWNER_1, None).await;

@@ -186,6 +186,8 @@ impl Gateway {
             Some(path) => ConfigFile::load(path)?.import(path, &management).await?,
             None => 0,
         };
+        // Leases loaded from the store that the configuration no longer allows end now.
+        management.reconcile_leases_now().await.map_err(|e| anyhow::anyhow!(e.message))?;
 
         let (log, log_writer) =
             spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());

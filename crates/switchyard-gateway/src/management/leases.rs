@@ -49,6 +49,13 @@ impl ManagementService {
         Ok(LeaseReleased { released: 1 })
     }
 
+    /// Ends the active leases the current configuration no longer authorizes (at
+    /// start, once the stored leases are loaded).
+    pub async fn reconcile_leases_now(&self) -> MgmtResult<()> {
+        let table = self.routing.load_full();
+        self.reconcile_leases(&table).await
+    }
+
     /// Ends the active leases `table` no longer authorizes: a deleted or disabled
     /// connection, a deleted key, or a key that lost the scope or the connection.
     pub(super) async fn reconcile_leases(&self, table: &RoutingTable) -> MgmtResult<()> {
