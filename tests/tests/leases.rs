@@ -87,7 +87,11 @@ impl Setup {
 
     /// An inference request, under a lease when `lease` is set; returns status,
     /// serving connection (if any), `Retry-After` and body.
-    async fn infer(&self, key: &str, lease: Option<(&str, &str)>) -> (u16, Option<String>, Option<String>, Value) {
+    async fn infer(
+        &self,
+        key: &str,
+        lease: Option<(&str, &str)>,
+    ) -> (u16, Option<String>, Option<String>, Value) {
         let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
         let mut request = self.gw.http.post(self.gw.url("/v1/messages")).bearer_auth(key);
         if let Some((owner, generation)) = lease {
@@ -139,8 +143,9 @@ async fn a_leased_connection_serves_its_owner_only_and_renewal_extends_it() {
     let (status, _, again) = t.acquire(AGENT_KEY, OWNER_1, None).await;
     assert_eq!((status, &again["result"], &again["generation"]), (200, &json!("reused"), &json!(1)));
     t.clock.advance_ms(30_000);
-    let (status, _, renewed) =
-        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "renew", "generation": 1, "ttlMs": 600_000})).await;
+    let (status, _, renewed) = t
+        .lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "renew", "generation": 1, "ttlMs": 600_000}))
+        .await;
     assert_eq!(status, 200, "{renewed}");
     assert_eq!(renewed["expiresAt"], START.0 + 90_000 + 600_000);
     assert_eq!(renewed["renewedAt"], START.0 + 90_000);
@@ -148,7 +153,8 @@ async fn a_leased_connection_serves_its_owner_only_and_renewal_extends_it() {
     t.clock.advance_ms(300_000);
     let (status, served, _, _) = t.infer(AGENT_KEY, Some((OWNER_1, "1"))).await;
     assert_eq!((status, served.as_deref()), (200, Some("key-a")));
-    let (status, _, shown) = t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "status", "generation": 1})).await;
+    let (status, _, shown) =
+        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "status", "generation": 1})).await;
     assert_eq!((status, &shown["state"]), (200, &json!("active")), "{shown}");
     let listed = t.leases().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
@@ -161,7 +167,8 @@ async fn a_leased_connection_serves_its_owner_only_and_renewal_extends_it() {
     let (status, _, released) =
         t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "release", "generation": 1})).await;
     assert_eq!((status, &released["state"]), (200, &json!("released")), "{released}");
-    let (status, _, again) = t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "release", "generation": 1})).await;
+    let (status, _, again) =
+        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "release", "generation": 1})).await;
     assert_eq!((status, &again["state"]), (200, &json!("released")), "release is idempotent");
     let (status, served, _, _) = t.infer(CLIENT_KEY, None).await;
     assert_eq!((status, served.as_deref()), (200, Some("key-a")));
@@ -197,16 +204,15 @@ async fn a_stale_generation_or_a_foreign_key_is_refused_before_anything_goes_ups
         assert_eq!(body["type"], "error", "in the client's (Anthropic) format: {body}");
     }
     // An owner without a generation.
-    let response = t
-        .gw
-        .http
-        .post(t.gw.url("/v1/messages"))
-        .bearer_auth(AGENT_KEY)
-        .header("x-switchyard-lease-owner", OWNER_1)
-        .json(&json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let response =
+        t.gw.http
+            .post(t.gw.url("/v1/messages"))
+            .bearer_auth(AGENT_KEY)
+            .header("x-switchyard-lease-owner", OWNER_1)
+            .json(&json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 400);
     assert_eq!(response.headers()["x-switchyard-error"], "lease-context-required");
     assert_eq!(t.upstream_calls(), before, "no refused request reached an upstream");
@@ -243,7 +249,11 @@ async fn when_leases_hold_every_free_connection_the_answer_is_429_waiting_for_ca
     // Bounded: a 30-minute lease still says at most 120 s.
     t.clock.advance_ms(30_000);
     let (status, _, held) = t.acquire(ONLY_A_KEY, OWNER_1, Some(1_800_000)).await;
-    assert_eq!((status, &held["generation"]), (200, &json!(2)), "expired at 30 s, so a new generation: {held}");
+    assert_eq!(
+        (status, &held["generation"]),
+        (200, &json!(2)),
+        "expired at 30 s, so a new generation: {held}"
+    );
     let (status, retry, _) = t.acquire(ONLY_A_KEY, OWNER_2, None).await;
     assert_eq!((status, retry.as_deref()), (429, Some("120")));
     // TTL clamps: below a second is a second.
@@ -270,21 +280,22 @@ async fn only_a_key_with_the_scope_and_allowed_connections_may_lease_and_bad_cal
     assert_eq!((status, &body["error"]["code"]), (400, &json!("lease-context-invalid")));
     let (status, _, body) = t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "steal"})).await;
     assert_eq!((status, &body["error"]["code"]), (400, &json!("validation_failed")), "{body}");
-    let (status, _, body) = t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "acquire", "model": "nope/x"})).await;
+    let (status, _, body) =
+        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "acquire", "model": "nope/x"})).await;
     assert_eq!((status, &body["error"]["code"]), (404, &json!("model_not_found")), "{body}");
-    let (status, _, body) = t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "renew", "generation": 1})).await;
+    let (status, _, body) =
+        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "renew", "generation": 1})).await;
     assert_eq!((status, &body["error"]["code"]), (409, &json!("lease-fence-stale")), "nothing to renew");
-    let response = t
-        .gw
-        .http
-        .post(t.gw.url("/api/v1/session-leases"))
-        .bearer_auth(AGENT_KEY)
-        .header("x-switchyard-lease-owner", OWNER_1)
-        .header("content-type", "text/plain")
-        .body(acquire.to_string())
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let response =
+        t.gw.http
+            .post(t.gw.url("/api/v1/session-leases"))
+            .bearer_auth(AGENT_KEY)
+            .header("x-switchyard-lease-owner", OWNER_1)
+            .header("content-type", "text/plain")
+            .body(acquire.to_string())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), 415);
     // The owner already holds a lease through one key: another key cannot rebind it.
     assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
@@ -312,13 +323,12 @@ async fn two_owners_acquiring_one_connection_at_once_get_exactly_one_lease() {
     let barrier = Arc::new(tokio::sync::Barrier::new(owners.len()));
     let mut tasks = Vec::new();
     for owner in &owners {
-        let request = t
-            .gw
-            .http
-            .post(t.gw.url("/api/v1/session-leases"))
-            .bearer_auth(ONLY_A_KEY)
-            .header("x-switchyard-lease-owner", owner.as_str())
-            .json(&json!({"action": "acquire", "model": MODEL}));
+        let request =
+            t.gw.http
+                .post(t.gw.url("/api/v1/session-leases"))
+                .bearer_auth(ONLY_A_KEY)
+                .header("x-switchyard-lease-owner", owner.as_str())
+                .json(&json!({"action": "acquire", "model": MODEL}));
         let barrier = barrier.clone();
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
@@ -339,12 +349,17 @@ async fn a_leased_request_fails_over_by_moving_its_lease_with_the_same_generatio
     let t = setup().await;
     let (status, _, _) = t.acquire(AGENT_KEY, OWNER_1, None).await;
     assert_eq!(status, 200);
-    t.a.push(Reply::json(429, json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}))
-        .with_header("retry-after", "60"));
+    t.a.push(
+        Reply::json(429, json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}))
+            .with_header("retry-after", "60"),
+    );
     let (status, served, _, body) = t.infer(AGENT_KEY, Some((OWNER_1, "1"))).await;
     assert_eq!((status, served.as_deref()), (200, Some("key-b")), "{body}");
     let listed = t.leases().await;
-    assert_eq!((listed.len(), &listed[0]["connection"], &listed[0]["generation"]), (1, &json!("key-b"), &json!(1)));
+    assert_eq!(
+        (listed.len(), &listed[0]["connection"], &listed[0]["generation"]),
+        (1, &json!("key-b"), &json!(1))
+    );
     // The owner stays on its new connection (key-a is cooling anyway), and the
     // other traffic now keeps off key-b: with key-a cooling, the only eligible
     // connection is leased.
@@ -361,15 +376,16 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
     assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
     let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
     let send = || {
-        let request = t
-            .gw
-            .http
-            .post(t.gw.url("/v1/messages"))
-            .bearer_auth(AGENT_KEY)
-            .header("x-switchyard-lease-owner", OWNER_1)
-            .header("x-switchyard-lease-generation", "1")
-            .json(&body);
-        tokio::spawn(async move { request.send().await.map(|r| r.headers()["x-switchyard-connection"].clone()) })
+        let request =
+            t.gw.http
+                .post(t.gw.url("/v1/messages"))
+                .bearer_auth(AGENT_KEY)
+                .header("x-switchyard-lease-owner", OWNER_1)
+                .header("x-switchyard-lease-generation", "1")
+                .json(&body);
+        tokio::spawn(
+            async move { request.send().await.map(|r| r.headers()["x-switchyard-connection"].clone()) },
+        )
     };
     let first = send();
     assert!(t.a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
@@ -378,7 +394,9 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
     let queued = async {
         loop {
             let flow = t.gw.mgmt_json("/api/rate-limits").await;
-            let a = flow["connections"].as_array().and_then(|l| l.iter().find(|c| c["connectionId"] == "key-a").cloned());
+            let a = flow["connections"]
+                .as_array()
+                .and_then(|l| l.iter().find(|c| c["connectionId"] == "key-a").cloned());
             if a.is_some_and(|a| a["queued"] == 1) {
                 break;
             }
@@ -386,7 +404,10 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     };
-    assert!(tokio::time::timeout(std::time::Duration::from_secs(5), queued).await.is_ok(), "never queued on key-a");
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_secs(5), queued).await.is_ok(),
+        "never queued on key-a"
+    );
     hold.open();
     for handle in [first, second] {
         let served = handle.await.ok().and_then(Result::ok);

@@ -27,10 +27,8 @@ pub struct GatewayError {
     pub retry_after_secs: Option<u64>,
     /// Field-level problems (management validation).
     pub issues: Vec<ValidationIssue>,
-    /// Extra top-level `diagnostics` object (excluded targets of a 503/404).
-    pub diagnostics: Option<serde_json::Value>,
-    /// Further top-level members a code defines (a lease refusal's `state` and
-    /// `retryAfter`), beside the envelope.
+    /// Top-level members beside the envelope: `diagnostics` (excluded targets of
+    /// a 503/404), a lease refusal's `state` and `retryAfter`.
     pub fields: Vec<(&'static str, serde_json::Value)>,
 }
 
@@ -42,7 +40,6 @@ impl GatewayError {
             message: message.into(),
             retry_after_secs: None,
             issues: Vec::new(),
-            diagnostics: None,
             fields: Vec::new(),
         }
     }
@@ -60,9 +57,8 @@ impl GatewayError {
     }
 
     /// Adds a top-level `diagnostics` object to the body.
-    pub fn with_diagnostics(mut self, diagnostics: serde_json::Value) -> GatewayError {
-        self.diagnostics = Some(diagnostics);
-        self
+    pub fn with_diagnostics(self, diagnostics: serde_json::Value) -> GatewayError {
+        self.with_field("diagnostics", diagnostics)
     }
 
     /// A validation failure listing every bad field.
@@ -77,7 +73,6 @@ impl GatewayError {
             message: format!("invalid document: {message}"),
             retry_after_secs: None,
             issues,
-            diagnostics: None,
             fields: Vec::new(),
         }
     }
@@ -96,9 +91,6 @@ impl GatewayError {
     pub fn body(&self, format: ErrorFormat) -> serde_json::Value {
         let mut body = self.envelope(format);
         if let Some(map) = body.as_object_mut() {
-            if let Some(d) = &self.diagnostics {
-                map.insert("diagnostics".to_owned(), d.clone());
-            }
             for (name, value) in &self.fields {
                 map.insert((*name).to_owned(), value.clone());
             }

@@ -3,8 +3,8 @@
 //! `/api/sessions`, `/api/leases`).
 
 use switchyard_types::api::{
-    HealthView, LeaseReleased, LeasesView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView, RequestLogEntryView,
-    SessionPinsClear, SessionPinsCleared, SessionPinsView,
+    HealthView, LeaseReleased, LeasesView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView,
+    RequestLogEntryView, SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
 use switchyard_types::status::MonitoringSummaryView;
 use tauri::State;

@@ -110,7 +110,8 @@ async fn prepare_and_forward(
     let key = authenticate(&table, &headers, peer).map_err(|e| Rendered(e, format))?;
     let lease = match claim_from(&headers).map_err(|e| Rendered(e, format))? {
         Some(claim) => Some(
-            lease::admit(state, claim, key.as_deref(), state.clock.now_wall()).map_err(|e| Rendered(e, format))?,
+            lease::admit(state, claim, key.as_deref(), state.clock.now_wall())
+                .map_err(|e| Rendered(e, format))?,
         ),
         None => None,
     };

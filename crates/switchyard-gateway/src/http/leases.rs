@@ -117,7 +117,12 @@ pub async fn session_leases(
     }
 }
 
-async fn call(state: &AppState, peer: SocketAddr, headers: &HeaderMap, body: Body) -> Result<LeaseDoc, GatewayError> {
+async fn call(
+    state: &AppState,
+    peer: SocketAddr,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<LeaseDoc, GatewayError> {
     let table = state.routing.load_full();
     let key = authenticate(&table, headers, Some(peer))?.ok_or_else(|| {
         GatewayError::new(
@@ -153,7 +158,8 @@ async fn call(state: &AppState, peer: SocketAddr, headers: &HeaderMap, body: Bod
             }
         }
         LeaseCall::Renew { generation, ttl_ms } => {
-            let row = book.renew(holder, positive(generation)?, now, clamp_ttl(ttl_ms)).await.map_err(internal)?;
+            let row =
+                book.renew(holder, positive(generation)?, now, clamp_ttl(ttl_ms)).await.map_err(internal)?;
             row.map(|r| doc(&table, &r, None)).ok_or_else(no_active)
         }
         LeaseCall::Release { generation, reason } => {
@@ -166,7 +172,8 @@ async fn call(state: &AppState, peer: SocketAddr, headers: &HeaderMap, body: Bod
         }
         LeaseCall::Status { generation } => {
             let row = book.status(holder, positive(generation)?, now).await.map_err(internal)?;
-            row.map(|r| doc(&table, &r, None)).ok_or_else(|| stale("this owner and key hold no lease at that generation"))
+            row.map(|r| doc(&table, &r, None))
+                .ok_or_else(|| stale("this owner and key hold no lease at that generation"))
         }
     }
 }
@@ -187,9 +194,15 @@ fn no_active() -> GatewayError {
 
 /// The plan for `model` as `key` may route it, in whichever format its connections
 /// speak (a lease holds a connection, not a wire format).
-fn plan_any_format(table: &RoutingTable, model: &str, key: &ClientKey) -> Result<CandidatePlan, GatewayError> {
+fn plan_any_format(
+    table: &RoutingTable,
+    model: &str,
+    key: &ClientKey,
+) -> Result<CandidatePlan, GatewayError> {
     match table.plan(model, ClientFormat::AnthropicMessages, Some(key)) {
-        Err(e) if e.code == ErrorCode::FormatMismatch => table.plan(model, ClientFormat::OpenaiChat, Some(key)),
+        Err(e) if e.code == ErrorCode::FormatMismatch => {
+            table.plan(model, ClientFormat::OpenaiChat, Some(key))
+        }
         other => other,
     }
 }
@@ -212,7 +225,9 @@ fn free_candidates(
     let selection = state.resilience.engine.filter(&targets);
     let code = match selection.decision(now) {
         Decision::Proceed => None,
-        Decision::AllCoolingDown { retry_after_secs, .. } => Some((ErrorCode::AllTargetsCoolingDown, Some(retry_after_secs))),
+        Decision::AllCoolingDown { retry_after_secs, .. } => {
+            Some((ErrorCode::AllTargetsCoolingDown, Some(retry_after_secs)))
+        }
         Decision::NoExecutableTargets => Some((ErrorCode::NoExecutableTargets, None)),
     };
     if let Some((code, retry)) = code {
@@ -236,7 +251,10 @@ mod tests {
     #[test]
     fn the_call_document_names_its_action_and_refuses_strangers() {
         let parse = |s: &str| parse_document::<LeaseCall>(s.as_bytes());
-        assert!(matches!(parse(r#"{"action":"acquire","model":"m","ttlMs":5000}"#), Ok(LeaseCall::Acquire { ttl_ms: Some(5000), .. })));
+        assert!(matches!(
+            parse(r#"{"action":"acquire","model":"m","ttlMs":5000}"#),
+            Ok(LeaseCall::Acquire { ttl_ms: Some(5000), .. })
+        ));
         assert!(matches!(
             parse(r#"{"action":"release","generation":2,"reason":"client-cancelled"}"#),
             Ok(LeaseCall::Release { generation: 2, reason: Some(ReleaseReason::ClientCancelled) })

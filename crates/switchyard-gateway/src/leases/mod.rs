@@ -21,10 +21,11 @@ use switchyard_types::status::ChangeTopic;
 use switchyard_types::{ErrorCode, UnixMillis};
 
 use crate::control::Control;
-use crate::routing::ClientKey;
 use crate::errors::GatewayError;
+use crate::routing::ClientKey;
 use crate::store::{
-    AcquireOutcome, LeaseHolder, LeaseRow, LeaseScope, LeaseSlot, LeaseState, Store, StoreResult, TransitionOutcome,
+    AcquireOutcome, LeaseHolder, LeaseRow, LeaseScope, LeaseSlot, LeaseState, Store, StoreResult,
+    TransitionOutcome,
 };
 
 /// TTL of a lease when the acquire does not name one.
@@ -174,7 +175,12 @@ pub fn stale(why: &str) -> GatewayError {
 impl Leases {
     /// An empty book over `store`; [`Leases::load`] fills it.
     pub fn new(store: Store, control: Arc<Control>) -> Leases {
-        Leases { store, control, active: ArcSwap::from_pointee(ActiveSet::default()), reload: Default::default() }
+        Leases {
+            store,
+            control,
+            active: ArcSwap::from_pointee(ActiveSet::default()),
+            reload: Default::default(),
+        }
     }
 
     /// The active set, for the request path.
@@ -248,7 +254,12 @@ impl Leases {
     }
 
     /// The owner's lease at `generation`, in any state.
-    pub async fn status(&self, holder: LeaseHolder<'_>, generation: i64, now: UnixMillis) -> StoreResult<Option<LeaseRow>> {
+    pub async fn status(
+        &self,
+        holder: LeaseHolder<'_>,
+        generation: i64,
+        now: UnixMillis,
+    ) -> StoreResult<Option<LeaseRow>> {
         self.store.lease_status(holder, generation, now).await
     }
 
@@ -271,7 +282,9 @@ impl Leases {
     /// Ends the active leases in `scope`; returns how many ended.
     pub async fn end(&self, scope: LeaseScope<'_>, reason: EndReason, now: UnixMillis) -> StoreResult<usize> {
         let state = match reason {
-            EndReason::OwnerExit | EndReason::ClientCancelled | EndReason::OperatorReleased => LeaseState::Released,
+            EndReason::OwnerExit | EndReason::ClientCancelled | EndReason::OperatorReleased => {
+                LeaseState::Released
+            }
             _ => LeaseState::Invalidated,
         };
         let ended = self.store.end_leases(scope, state, reason.as_str(), now).await?;
@@ -292,7 +305,8 @@ mod tests {
         assert_eq!(clamp_ttl(Some(10)), 1_000);
         assert_eq!(clamp_ttl(Some(u64::MAX)), 1_800_000);
         let now = UnixMillis(1_000_000);
-        let secs = |at: Option<i64>| capacity_unavailable(now, at.map(|ms| now.plus_millis(ms))).retry_after_secs;
+        let secs =
+            |at: Option<i64>| capacity_unavailable(now, at.map(|ms| now.plus_millis(ms))).retry_after_secs;
         assert_eq!(secs(Some(30_001)), Some(31));
         assert_eq!(secs(Some(0)), Some(1));
         assert_eq!(secs(Some(1_800_000)), Some(120));

@@ -41,7 +41,8 @@ fn invalid(detail: &str) -> GatewayError {
 /// Whether `token` is `vlo_` followed by exactly 43 base64url characters.
 pub fn is_owner_token(token: &[u8]) -> bool {
     token.strip_prefix(OWNER_PREFIX.as_bytes()).is_some_and(|body| {
-        body.len() == OWNER_BODY_LEN && body.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
+        body.len() == OWNER_BODY_LEN
+            && body.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
     })
 }
 
@@ -115,9 +116,15 @@ mod tests {
         assert!(!claim.owner_hash.contains("vlo_"));
         assert_eq!(claim_from(&headers(&[])).ok(), Some(None));
         let short = &OWNER[..46];
-        assert_eq!(code(claim_from(&headers(&[(OWNER_HEADER, short)]))), Some(ErrorCode::LeaseContextInvalid));
+        assert_eq!(
+            code(claim_from(&headers(&[(OWNER_HEADER, short)]))),
+            Some(ErrorCode::LeaseContextInvalid)
+        );
         let dotted = OWNER.replace('-', ".");
-        assert_eq!(code(claim_from(&headers(&[(OWNER_HEADER, &dotted)]))), Some(ErrorCode::LeaseContextInvalid));
+        assert_eq!(
+            code(claim_from(&headers(&[(OWNER_HEADER, &dotted)]))),
+            Some(ErrorCode::LeaseContextInvalid)
+        );
         for bad in ["0", "-1", "x", "1.5", "99999999999999999999"] {
             let r = claim_from(&headers(&[(OWNER_HEADER, OWNER), (GENERATION_HEADER, bad)]));
             assert_eq!(code(r), Some(ErrorCode::LeaseContextInvalid), "{bad}");

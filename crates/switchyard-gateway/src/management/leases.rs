@@ -81,7 +81,11 @@ impl ManagementService {
                 .collect()
         };
         for (id, reason) in ended {
-            self.resilience.leases.end(LeaseScope::Id(id), reason, now).await.map_err(GatewayError::internal)?;
+            self.resilience
+                .leases
+                .end(LeaseScope::Id(id), reason, now)
+                .await
+                .map_err(GatewayError::internal)?;
             tracing::info!(event = "lease.ended", lease = id, reason = reason.as_str());
         }
         Ok(())

@@ -53,7 +53,9 @@ pub fn admit(
     let generation = claim.generation.ok_or_else(|| {
         GatewayError::new(
             ErrorCode::LeaseContextRequired,
-            format!("a request under a lease must send '{GENERATION_HEADER}' with the generation it was granted"),
+            format!(
+                "a request under a lease must send '{GENERATION_HEADER}' with the generation it was granted"
+            ),
         )
     })?;
     let active = state.resilience.leases.active();
@@ -87,7 +89,8 @@ pub(super) fn restrict(
     let mine = req.lease.as_ref().map(|h| h.owner_hash.as_str());
     let mut earliest: Option<UnixMillis> = None;
     let before = order.len();
-    let connection = |i: usize| req.plan.candidates.get(i).map(|c| c.connection.id.as_str()).unwrap_or_default();
+    let connection =
+        |i: usize| req.plan.candidates.get(i).map(|c| c.connection.id.as_str()).unwrap_or_default();
     order.retain(|&i| match active.on_connection(connection(i), now) {
         Some(lease) if Some(lease.owner_hash.as_str()) != mine => {
             earliest = Some(earliest.map_or(lease.expires_at, |e| e.min(lease.expires_at)));
@@ -160,9 +163,9 @@ pub(super) async fn fence(state: &GatewayState, req: &ForwardRequest, candidate:
             Fence::Go
         }
         Ok(TransitionOutcome::Busy) => Fence::Skip,
-        Ok(TransitionOutcome::Stale) => Fence::Reject(stale(
-            "the lease ended while this request waited; nothing was sent upstream",
-        )),
+        Ok(TransitionOutcome::Stale) => {
+            Fence::Reject(stale("the lease ended while this request waited; nothing was sent upstream"))
+        }
         Err(e) => {
             tracing::warn!(event = "lease.move_failed", error = %e);
             Fence::Skip

@@ -185,7 +185,6 @@ async fn fenced(tx: &mut Tx, holder: LeaseHolder<'_>, generation: i64) -> StoreR
 }
 
 /// Inserts an ACTIVE row; `None` when a unique index refused it.
-#[expect(clippy::too_many_arguments, reason = "one column each; called from two places")]
 async fn insert_active(
     tx: &mut Tx,
     holder: LeaseHolder<'_>,
@@ -220,7 +219,13 @@ async fn insert_active(
     }
 }
 
-async fn end_row(tx: &mut Tx, id: i64, state: LeaseState, reason: &str, now: UnixMillis) -> StoreResult<bool> {
+async fn end_row(
+    tx: &mut Tx,
+    id: i64,
+    state: LeaseState,
+    reason: &str,
+    now: UnixMillis,
+) -> StoreResult<bool> {
     let done = sqlx::query(
         "UPDATE session_leases SET state = ?, ended_at = ?, end_reason = ? WHERE id = ? AND state = 'ACTIVE'",
     )
@@ -280,11 +285,10 @@ impl Store {
                 tx.commit().await?;
                 return Ok(row.map_or(AcquireOutcome::OwnerBusy, AcquireOutcome::Reused));
             }
-            let taken: Vec<(String, i64)> = sqlx::query_as(
-                "SELECT connection_id, expires_at FROM session_leases WHERE state = 'ACTIVE'",
-            )
-            .fetch_all(&mut *tx)
-            .await?;
+            let taken: Vec<(String, i64)> =
+                sqlx::query_as("SELECT connection_id, expires_at FROM session_leases WHERE state = 'ACTIVE'")
+                    .fetch_all(&mut *tx)
+                    .await?;
             let free = candidates.iter().find(|(_, c)| !taken.iter().any(|(t, _)| t == c));
             let Some((provider, connection)) = free else {
                 let earliest = taken
@@ -360,7 +364,12 @@ impl Store {
         Ok(row)
     }
 
-    async fn latest_in(&self, tx: &mut Tx, holder: LeaseHolder<'_>, generation: i64) -> StoreResult<Option<LeaseRow>> {
+    async fn latest_in(
+        &self,
+        tx: &mut Tx,
+        holder: LeaseHolder<'_>,
+        generation: i64,
+    ) -> StoreResult<Option<LeaseRow>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM session_leases WHERE owner_hash = ? AND api_key_id = ? AND generation = ? \
              ORDER BY id DESC LIMIT 1"
@@ -395,9 +404,16 @@ impl Store {
             return Ok(TransitionOutcome::Same(held));
         }
         end_row(&mut tx, held.id, LeaseState::Invalidated, reason, now).await?;
-        let moved =
-            insert_active(&mut tx, holder, to, Some(generation), held.acquired_at, held.renewed_at, held.expires_at)
-                .await?;
+        let moved = insert_active(
+            &mut tx,
+            holder,
+            to,
+            Some(generation),
+            held.acquired_at,
+            held.renewed_at,
+            held.expires_at,
+        )
+        .await?;
         match moved {
             Some(row) => {
                 tx.commit().await?;
@@ -541,9 +557,14 @@ mod tests {
         let Ok(AcquireOutcome::Acquired(next)) = next else { panic!("{next:?}") };
         assert_eq!((next.generation, next.connection_id.as_str()), (2, "y"));
         // A move keeps the generation and the expiry; the old row is invalidated.
-        let moved = s.transition_lease(holder, 2, ("anthropic", "x"), NOW.plus_millis(2100), "health-or-cooldown").await;
+        let moved = s
+            .transition_lease(holder, 2, ("anthropic", "x"), NOW.plus_millis(2100), "health-or-cooldown")
+            .await;
         let Ok(TransitionOutcome::Moved(moved)) = moved else { panic!("{moved:?}") };
-        assert_eq!((moved.generation, moved.expires_at, moved.connection_id.as_str()), (2, next.expires_at, "x"));
+        assert_eq!(
+            (moved.generation, moved.expires_at, moved.connection_id.as_str()),
+            (2, next.expires_at, "x")
+        );
         let stale = s.transition_lease(holder, 1, ("anthropic", "y"), NOW.plus_millis(2100), "r").await;
         assert!(matches!(stale, Ok(TransitionOutcome::Stale)));
         let active = s.active_leases().await.unwrap_or_default();
