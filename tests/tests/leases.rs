@@ -450,6 +450,28 @@ async fn leases_survive_a_restart_unless_the_configuration_no_longer_allows_them
 }
 
 #[tokio::test]
+async fn disabling_or_deleting_the_leased_connection_ends_the_lease() {
+    let t = setup().await;
+    assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
+    let response =
+        t.gw.mgmt(reqwest::Method::PATCH, "/api/providers/key-a")
+            .json(&json!({"enabled": false}))
+            .send()
+            .await;
+    assert_eq!(response.map(|r| r.status().as_u16()).ok(), Some(200));
+    assert!(t.leases().await.is_empty(), "a disabled connection holds no lease");
+    let (status, _, _, body) = t.infer(AGENT_KEY, Some((OWNER_1, "1"))).await;
+    assert_eq!((status, &body["error"]["code"]), (409, &json!("lease-fence-stale")));
+    // The owner leases again: key-b now; deleting it ends that lease too.
+    let (status, _, lease) = t.acquire(AGENT_KEY, OWNER_1, None).await;
+    assert_eq!((status, &lease["generation"]), (200, &json!(2)));
+    assert_eq!(t.leases().await[0]["connection"], "key-b");
+    let response = t.gw.mgmt(reqwest::Method::DELETE, "/api/providers/key-b").send().await;
+    assert_eq!(response.map(|r| r.status().as_u16()).ok(), Some(204));
+    assert!(t.leases().await.is_empty());
+}
+
+#[tokio::test]
 async fn no_lease_owner_reaches_an_upstream_a_log_row_an_api_answer_or_the_data_directory() {
     let t = setup().await;
     let (_, _, lease) = t.acquire(AGENT_KEY, OWNER_1, None).await;
