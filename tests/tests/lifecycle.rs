@@ -97,6 +97,30 @@ async fn shutdown_is_bounded_by_the_grace_period() {
 }
 
 #[tokio::test]
+async fn an_open_ui_change_feed_does_not_hold_the_shutdown() {
+    let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-x", "ok"))).await;
+    // On a manual clock the 30 s grace never elapses by itself: the shutdown ends
+    // only if the open `/api/events` stream ends when it starts.
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let mut gw = TestGateway::start_with(&config(&up), move |cfg| {
+        cfg.shutdown_grace = Duration::from_secs(30);
+        cfg.clock = c;
+    })
+    .await;
+    let mut feed = gw.mgmt(reqwest::Method::GET, "/api/events").send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(feed.status(), 200);
+    let read_to_end = tokio::spawn(async move { while let Ok(Some(_)) = feed.chunk().await {} });
+    tokio::time::timeout(Duration::from_secs(10), gw.shutdown())
+        .await
+        .unwrap_or_else(|_| panic!("an open change feed held the shutdown"));
+    tokio::time::timeout(Duration::from_secs(10), read_to_end)
+        .await
+        .unwrap_or_else(|_| panic!("the change feed stayed open after the shutdown"))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
 async fn the_request_log_is_flushed_and_kept_within_its_retention() {
     let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-x", "ok"))).await;
     let mut gw = TestGateway::start_with(&config(&up), |c| c.log_retention_rows = 5).await;

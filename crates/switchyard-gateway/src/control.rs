@@ -25,13 +25,16 @@ pub struct Control {
     paused: AtomicBool,
     feed: broadcast::Sender<Change>,
     clock: Arc<dyn Clock>,
+    /// Cancelled when the gateway starts shutting down: long-lived subscribers
+    /// (an open UI's `/api/events`) end then instead of holding the drain open.
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl Control {
     /// Routing on, no subscribers.
     pub fn new(clock: Arc<dyn Clock>) -> Arc<Control> {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Arc::new(Control { paused: AtomicBool::new(false), feed, clock })
+        Arc::new(Control { paused: AtomicBool::new(false), feed, clock, closing: Default::default() })
     }
 
     /// Whether inference requests are refused.
@@ -53,6 +56,16 @@ impl Control {
     pub fn notify(&self, topic: ChangeTopic) {
         // An error only means nobody listens right now.
         let _ = self.feed.send(Change { topic, at: self.clock.now_wall() });
+    }
+
+    /// Ends the feed for its long-lived subscribers (gateway shutdown).
+    pub fn close(&self) {
+        self.closing.cancel();
+    }
+
+    /// Resolves once [`Control::close`] was called.
+    pub async fn closed(&self) {
+        self.closing.cancelled().await;
     }
 
     /// A new subscription to the change feed.

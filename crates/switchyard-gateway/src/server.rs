@@ -292,6 +292,7 @@ impl Gateway {
     /// grace period, flushes the request log and closes the store.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
+        self.state.management.control().close();
         let mut server = self.server;
         let grace = self.clock.sleep(self.grace);
         tokio::select! {

@@ -16,14 +16,19 @@ use crate::state::AppState;
 /// How long a burst of changes is gathered into one batch.
 const COALESCE: Duration = Duration::from_millis(150);
 
-/// The SSE stream; ends when the gateway shuts down (the feed closes).
+/// The SSE stream; ends as soon as the gateway starts shutting down, so an open
+/// UI tab does not hold the shutdown for its whole grace period.
 pub async fn stream(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let rx = state.management.control().subscribe();
+    let control = state.management.control().clone();
+    let rx = control.subscribe();
     let clock = state.clock.clone();
     let events = futures_util::stream::unfold(rx, move |mut rx| {
-        let clock = clock.clone();
+        let (clock, control) = (clock.clone(), control.clone());
         async move {
-            let topics = next_batch(&mut rx, COALESCE).await?;
+            let topics = tokio::select! {
+                batch = next_batch(&mut rx, COALESCE) => batch?,
+                () = control.closed() => return None,
+            };
             let at = clock.now_wall().0;
             let batch: Vec<Result<Event, Infallible>> = topics
                 .into_iter()
