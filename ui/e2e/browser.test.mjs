@@ -7,58 +7,27 @@
 // The tests share one gateway and run in order; screenshots go to docs/screenshots/.
 // E2E_VERBOSE=1 prints the gateway's and the fake upstream's output at the end.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import {
-  checkPrerequisites,
-  launchBrowser,
-  MODEL,
-  SCREENSHOT_DIR,
-  startFakeUpstream,
-  startGateway,
-  waitFor,
-} from "./harness.mjs";
+import { MODEL, SCREENSHOT_DIR, startStack, waitFor } from "./harness.mjs";
 
 const anthropicError = (type, message) => ({ type: "error", error: { type, message } });
 
 describe("settings UI in a real browser", { timeout: 90_000 }, () => {
+  let stack;
   let fake;
   let gw;
-  let browser;
   let page;
   /** Page errors, console errors and failed HTTP calls seen by the browser. */
-  const problems = [];
+  let problems;
 
   before(async () => {
-    checkPrerequisites();
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    fake = await startFakeUpstream();
-    gw = await startGateway(fake.url);
-    browser = await launchBrowser();
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.setDefaultTimeout(10_000);
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => {
-      // Failed loads are recorded with their URL below.
-      if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problems.push(`console: ${m.text()}`);
-    });
-    page.on("response", (r) => {
-      if (r.status() >= 400) problems.push(`${r.request().method()} ${new URL(r.url()).pathname} → ${r.status()}`);
-    });
-    await page.goto(gw.uiUrl);
     // The token is taken out of the URL and kept for the session.
-    await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
-    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    stack = await startStack();
+    ({ fake, gw, page, problems } = stack);
   });
 
-  after(async () => {
-    if (process.env.E2E_VERBOSE) console.log(`${fake?.child.log()}\n${gw?.child.log()}`);
-    // Each step on its own: one failing must not leave the others running.
-    await browser?.close().catch(() => {});
-    await gw?.stop().catch(() => {});
-    await fake?.stop().catch(() => {});
-  });
+  after(() => stack?.stop());
 
   /** Opens a page through the hash router and waits for its heading. */
   async function open(route, heading) {

@@ -14,13 +14,12 @@ import { after, before, describe, test } from "node:test";
 import {
   checkPrerequisites,
   CLIENT_KEY,
-  launchBrowser,
   openRoute,
+  openUi,
   SCREENSHOT_DIR,
   startFakeUpstream,
   startGateway,
   waitFor,
-  watchProblems,
 } from "./harness.mjs";
 
 const SPREAD = ["oa-1", "oa-2", "oa-3"];
@@ -77,13 +76,7 @@ describe("flow control in a real browser", { timeout: 120_000 }, () => {
     }
     const urls = Object.fromEntries(Object.entries(fakes).map(([id, f]) => [id, f.url]));
     gw = await startGateway(urls[CAPPED], { config: flowConfig(urls) });
-    browser = await launchBrowser();
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.setDefaultTimeout(10_000);
-    watchProblems(page, problems);
-    await page.goto(gw.uiUrl);
-    await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
-    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    ({ browser, page } = await openUi(gw, problems));
   });
 
   after(async () => {

@@ -8,7 +8,7 @@
 // $CHROMIUM_BIN, else /usr/bin/chromium. Screenshots: $E2E_SCREENSHOT_DIR, else
 // docs/screenshots/.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -268,8 +268,9 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config } = {})
     },
     /**
      * A client request to /v1/messages, with any extra `headers` (an agent's session
-     * id, say); resolves with `{status, body, connection}` (the connection that
-     * answered, from `x-switchyard-connection`).
+     * id or its own client key, say); resolves with `{status, body, connection, error}`
+     * (the connection that answered, from `x-switchyard-connection`; the gateway's
+     * error code, from `x-switchyard-error`).
      */
     async message(content = "hi", { headers = {} } = {}) {
       const res = await fetch(`${baseUrl}/v1/messages`, {
@@ -285,6 +286,7 @@ export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config } = {})
       return {
         status: res.status,
         connection: res.headers.get("x-switchyard-connection"),
+        error: res.headers.get("x-switchyard-error"),
         body: await res.json().catch(() => null),
       };
     },
@@ -350,6 +352,57 @@ export async function launchBrowser() {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Launches the browser and signs its page in to the gateway's UI (the token comes in
+ * the URL and is kept for the session); page errors, console errors and failed HTTP
+ * calls go to `problems`. Resolves with `{browser, page}`.
+ */
+export async function openUi(gw, problems) {
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.setDefaultTimeout(10_000);
+    watchProblems(page, problems);
+    await page.goto(gw.uiUrl);
+    await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
+    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    return { browser, page };
+  } catch (e) {
+    await browser.close();
+    throw e;
+  }
+}
+
+/**
+ * The setup most browser tests share: prerequisites checked, the screenshot folder
+ * made, one fake upstream, a gateway in front of it (`config(upstreamUrl)` replaces
+ * the default TOML config) and the browser signed in to its UI. Resolves with `{fake,
+ * gw, browser, page, problems, stop}`; `stop()` ends them all, each on its own (one
+ * failing must not leave the others running). E2E_VERBOSE=1 prints the gateway's and
+ * the fake upstream's output then.
+ */
+export async function startStack({ config } = {}) {
+  checkPrerequisites();
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  /** Page errors, console errors and failed HTTP calls seen by the browser. */
+  const stack = { problems: [] };
+  stack.stop = async () => {
+    if (process.env.E2E_VERBOSE) console.log(`${stack.fake?.child.log()}\n${stack.gw?.child.log()}`);
+    await stack.browser?.close().catch(() => {});
+    await stack.gw?.stop().catch(() => {});
+    await stack.fake?.stop().catch(() => {});
+  };
+  try {
+    stack.fake = await startFakeUpstream();
+    stack.gw = await startGateway(stack.fake.url, { config: config?.(stack.fake.url) });
+    Object.assign(stack, await openUi(stack.gw, stack.problems));
+  } catch (e) {
+    await stack.stop();
+    throw e;
+  }
+  return stack;
 }
 
 /** Records `page`'s errors, console errors and failed HTTP calls in `problems`. */

@@ -7,50 +7,25 @@
 //
 // Run: npm run ui:build && npm run ui:e2e   (prerequisites: see harness.mjs)
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import {
-  checkPrerequisites,
-  launchBrowser,
-  openRoute,
-  SCREENSHOT_DIR,
-  startFakeUpstream,
-  startGateway,
-  waitFor,
-  watchProblems,
-} from "./harness.mjs";
+import { openRoute, SCREENSHOT_DIR, startStack } from "./harness.mjs";
 
 const SESSION_ID = "e2e-session-1";
 const TTL_MS = 600_000;
 
 describe("session affinity in a real browser", { timeout: 90_000 }, () => {
-  let fake;
+  let stack;
   let gw;
-  let browser;
   let page;
-  const problems = [];
+  let problems;
 
   before(async () => {
-    checkPrerequisites();
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    fake = await startFakeUpstream();
-    gw = await startGateway(fake.url);
-    browser = await launchBrowser();
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.setDefaultTimeout(10_000);
-    watchProblems(page, problems);
-    await page.goto(gw.uiUrl);
-    await waitFor(() => !page.url().includes("token="), { what: "the token to leave the URL" });
-    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    stack = await startStack();
+    ({ gw, page, problems } = stack);
   });
 
-  after(async () => {
-    if (process.env.E2E_VERBOSE) console.log(`${fake?.child.log()}\n${gw?.child.log()}`);
-    await browser?.close().catch(() => {});
-    await gw?.stop().catch(() => {});
-    await fake?.stop().catch(() => {});
-  });
+  after(() => stack?.stop());
 
   test("Connections: a session's two requests pin it, shown live on its connection and in the panel; Forget unpins it", async () => {
     await openRoute(page, gw.baseUrl, "connections", "Connections");

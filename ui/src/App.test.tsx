@@ -12,6 +12,7 @@ describe("router", () => {
     expect(routeFromHash("#/cooldowns")).toBe("cooldowns");
     expect(routeFromHash("#/model-lockout")).toBe("model-lockout");
     expect(routeFromHash("#/combos")).toBe("combos");
+    expect(routeFromHash("#/leases")).toBe("leases");
     expect(routeFromHash("")).toBe("overview");
     expect(routeFromHash("#/nope")).toBe("overview");
   });
@@ -30,6 +31,7 @@ describe("App", () => {
       ["Resilience", "Resilience"],
       ["Model Lockout", "Model Lockout"],
       ["Cooldown Manager", "Cooldown Manager"],
+      ["Leases", "Leases"],
     ]) {
       await user.click(screen.getByRole("link", { name: link }));
       expect(await screen.findByRole("heading", { level: 1, name: heading })).toBeInTheDocument();

@@ -8,6 +8,7 @@ import { useGatewayQuery } from "./api/sharedQueries";
 import { CombosPage } from "./features/combos/CombosPage";
 import { ConnectionsPage } from "./features/connections/ConnectionsPage";
 import { CooldownsPage } from "./features/cooldowns/CooldownsPage";
+import { LeasesPage } from "./features/leases/LeasesPage";
 import { ModelLockoutPage } from "./features/model-lockout/ModelLockoutPage";
 import { OverviewPage } from "./features/overview/OverviewPage";
 import { useDesktopPrefsQuery } from "./features/overview/api";
@@ -23,6 +24,7 @@ const PAGES: Record<RouteId, () => React.JSX.Element> = {
   resilience: ResiliencePage,
   "model-lockout": ModelLockoutPage,
   cooldowns: CooldownsPage,
+  leases: LeasesPage,
 };
 
 function GatewayBanner() {

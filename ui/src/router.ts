@@ -9,6 +9,7 @@ export const ROUTES = [
   { id: "resilience", label: "Resilience" },
   { id: "model-lockout", label: "Model Lockout" },
   { id: "cooldowns", label: "Cooldown Manager" },
+  { id: "leases", label: "Leases" },
 ] as const;
 
 export type RouteId = (typeof ROUTES)[number]["id"];

@@ -96,6 +96,8 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     rateLimitsGet: () => request("GET", "/api/rate-limits"),
     sessionsList: () => request("GET", "/api/sessions"),
     sessionsClear: (req) => request("DELETE", "/api/sessions", req),
+    leasesList: () => request("GET", "/api/leases"),
+    leasesRelease: (lid) => request("DELETE", `/api/leases/${lid}`),
     resilienceGet: () => request("GET", "/api/resilience"),
     resiliencePatch: (patch, v) => request("PATCH", "/api/resilience", stripNulls(patch), v),
     resilienceDefaults: () => request("GET", "/api/resilience/defaults"),

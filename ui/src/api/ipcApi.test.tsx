@@ -13,6 +13,7 @@ describe("ipcApi", () => {
     const calls = mockCommands({
       connections_update: (a) => ({ id: a.id, name: "renamed" }),
       sessions_clear: () => ({ removed: 0 }),
+      leases_release: () => ({ released: 1 }),
     });
     const api = createIpcApi();
     await expect(api.connectionsUpdate("c1", { name: "renamed" } as never, 4)).resolves.toEqual({
@@ -31,6 +32,9 @@ describe("ipcApi", () => {
     await expect(api.sessionsList()).resolves.toEqual({ ttlMs: 0, pins: [] });
     await api.sessionsClear({ connection: "c1" });
     expect(callsOf(calls, "sessions_clear")[0].args).toEqual({ clear: { connection: "c1" } });
+    await expect(api.leasesList()).resolves.toEqual({ leases: [] });
+    await expect(api.leasesRelease(3)).resolves.toEqual({ released: 1 });
+    expect(callsOf(calls, "leases_release")[0].args).toEqual({ id: 3 });
   });
 
   it("rejects with ApiError carrying the IpcError document", async () => {

@@ -53,6 +53,8 @@ export function createIpcApi(): Api {
     rateLimitsGet: () => unwrap(commands.rateLimitsGet()),
     sessionsList: () => unwrap(commands.sessionsList()),
     sessionsClear: (request) => unwrap(commands.sessionsClear(request)),
+    leasesList: () => unwrap(commands.leasesList()),
+    leasesRelease: (id) => unwrap(commands.leasesRelease(id)),
     resilienceGet: () => unwrap(commands.resilienceGet()),
     resiliencePatch: (patch, v) => unwrap(commands.resiliencePatch(patch, expected(v))),
     resilienceDefaults: () => unwrap(commands.resilienceDefaults()),

@@ -8,6 +8,7 @@ export const queryKeys = {
   combos: ["combos"] as const,
   rateLimits: ["rateLimits"] as const,
   sessions: ["sessions"] as const,
+  leases: ["leases"] as const,
   keys: ["keys"] as const,
   health: ["health"] as const,
   summary: ["summary"] as const,
@@ -31,15 +32,19 @@ export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
   lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll],
   lanesChanged: [queryKeys.connections, queryKeys.health],
   // Every routing rebuild (connections, combos, aliases) is announced as this one.
-  // Forgetting session pins is announced as this one too.
+  // Forgetting session pins is announced as this one too, and so is deleting a
+  // connection or a client key, which ends its leases (leasesChanged comes as well).
   connectionsChanged: [
     queryKeys.connections,
     queryKeys.cooldownsAll,
     queryKeys.combos,
     queryKeys.rateLimits,
     queryKeys.sessions,
+    queryKeys.leases,
   ],
   // The session-affinity TTL is a setting: turning it on or off changes the pin list.
   settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits, queryKeys.sessions],
   routingChanged: [queryKeys.gateway, queryKeys.desktopStatus],
+  // Acquired, renewed, moved or ended (a lease that lapses unrenewed sends nothing).
+  leasesChanged: [queryKeys.leases],
 };

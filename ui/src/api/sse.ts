@@ -1,7 +1,7 @@
 // Server-Sent Events over fetch (EventSource cannot send the bearer header): parses
 // `event:` / `data:` frames, reconnects with exponential backoff, and while the
 // stream is down reports "polling" so the caller can refresh on a timer instead.
-import { isEventName, type EventName, type LiveMode } from "./types";
+import { EVENT_NAMES, isEventName, type EventName, type LiveMode } from "./types";
 
 export type SseFrame = { event: string; data: string };
 
@@ -64,10 +64,7 @@ export function subscribeSse(opts: SseOptions): () => void {
   let mode: LiveMode | null = null;
 
   const everything = () => {
-    for (const name of ["breakersChanged", "cooldownsChanged", "lockoutsChanged", "lanesChanged",
-      "connectionsChanged", "settingsChanged", "routingChanged"] as const) {
-      opts.onEvent(name);
-    }
+    for (const name of EVENT_NAMES) opts.onEvent(name);
   };
 
   const setMode = (next: LiveMode) => {

@@ -20,6 +20,8 @@ import type {
   DesktopStatusView,
   GatewayStatusView,
   HealthView,
+  LeaseReleased,
+  LeasesView,
   LockoutClearRequest,
   LockoutClearResult,
   LogsQuery,
@@ -49,6 +51,7 @@ export const EVENT_NAMES = [
   "connectionsChanged",
   "settingsChanged",
   "routingChanged",
+  "leasesChanged",
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -101,6 +104,11 @@ export interface Api {
   sessionsList(): Promise<SessionPinsView>;
   /** Forgets the pins on one connection, or every pin when `connection` is absent. */
   sessionsClear(request: SessionPinsClear): Promise<SessionPinsCleared>;
+
+  /** The active exclusive session leases, oldest first (owner tokens are never listed). */
+  leasesList(): Promise<LeasesView>;
+  /** Ends an active lease: its owner's next request is refused as stale. */
+  leasesRelease(id: number): Promise<LeaseReleased>;
 
   resilienceGet(): Promise<Versioned<ResilienceSettings>>;
   resiliencePatch(patch: ResilienceSettingsPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ResilienceSettings>>;

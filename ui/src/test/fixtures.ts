@@ -8,6 +8,7 @@ import type {
   DesktopPrefs,
   GatewayStatusView,
   HealthView,
+  LeaseView,
   ModelLockoutSettings,
   ModelLockoutView,
   MonitoringSummaryView,
@@ -103,6 +104,20 @@ export const sessionPin = (over: Partial<SessionPinView> = {}): SessionPinView =
   pinnedAt: Date.now() - 300_000,
   lastSeenAt: Date.now() - 180_000,
   expiresAt: Date.now() + 600_000,
+  ...over,
+});
+
+/** One exclusive lease as `leases_list` lists it (acquired 5 min ago, lapses in 90 s). */
+export const lease = (over: Partial<LeaseView> = {}): LeaseView => ({
+  id: 1,
+  keyId: "key-1",
+  keyName: "agent",
+  provider: "glm",
+  connection: "glm-main",
+  generation: 1,
+  acquiredAt: Date.now() - 300_000,
+  renewedAt: Date.now() - 30_000,
+  expiresAt: Date.now() + 90_000,
   ...over,
 });
 

@@ -36,6 +36,7 @@ export function defaultHandlers(): Handlers {
     combos_list: () => [],
     rate_limits_get: () => f.rateLimits(),
     sessions_list: () => ({ ttlMs: 0, pins: [] }),
+    leases_list: () => ({ leases: [] }),
     cooldowns_list: () => [],
     lockouts_list: () => [],
     breakers_list: () => [],

@@ -3,6 +3,7 @@
 // it runs on.
 import type { ComboView, ConnectionView, Versioned } from "../../../ipc/bindings";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
+import { Table } from "../../../shared/Table";
 import { DEFAULT_WEIGHT } from "../form";
 import { resolveTarget } from "../routing";
 import { strategyInfo } from "../strategies";
@@ -69,49 +70,40 @@ export function ComboCard({
           requests on the anthropic ones, OpenAI requests on the openai ones).
         </p>
       )}
-      <div className="table-wrap">
-        <table>
-          <caption className="sr-only">Targets of {combo.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Target</th>
-              <th scope="col">Pinned to</th>
-              {weighted && <th scope="col">Weight</th>}
-              <th scope="col">Runs on (live)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {combo.targets.map((t, i) => {
-              const isCombo = combos.some((c) => c.name === t.model);
-              const resolution = resolutions[i];
-              return (
-                <tr key={`${i}:${t.model}`}>
-                  <td>{i + 1}</td>
-                  <th scope="row">
-                    <code>{t.model}</code>
-                    {isCombo && (
-                      <>
-                        {" "}
-                        <span className="badge badge-muted">combo</span>
-                      </>
-                    )}
-                  </th>
-                  <td>{t.connection ? nameOf(t.connection) : <span className="muted">any</span>}</td>
-                  {weighted && <td>{t.weight ?? DEFAULT_WEIGHT}</td>}
-                  <td>
-                    {resolution === null ? (
-                      <span className="muted">—</span>
-                    ) : (
-                      <TargetRuns resolution={resolution} live={live} showFormat={formats.size > 1} />
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        caption={`Targets of ${combo.name}`}
+        columns={["#", "Target", "Pinned to", weighted && "Weight", "Runs on (live)"]}
+      >
+        <tbody>
+          {combo.targets.map((t, i) => {
+            const isCombo = combos.some((c) => c.name === t.model);
+            const resolution = resolutions[i];
+            return (
+              <tr key={`${i}:${t.model}`}>
+                <td>{i + 1}</td>
+                <th scope="row">
+                  <code>{t.model}</code>
+                  {isCombo && (
+                    <>
+                      {" "}
+                      <span className="badge badge-muted">combo</span>
+                    </>
+                  )}
+                </th>
+                <td>{t.connection ? nameOf(t.connection) : <span className="muted">any</span>}</td>
+                {weighted && <td>{t.weight ?? DEFAULT_WEIGHT}</td>}
+                <td>
+                  {resolution === null ? (
+                    <span className="muted">—</span>
+                  ) : (
+                    <TargetRuns resolution={resolution} live={live} showFormat={formats.size > 1} />
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </Table>
     </section>
   );
 }

@@ -3,10 +3,12 @@
 // test, delete).
 import type { ConnectionCooldownView, ConnectionFlowView, ConnectionView } from "../../../ipc/bindings";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
+import { ConnectionName } from "../../../shared/ConnectionName";
 import { Countdown } from "../../../shared/Countdown";
 import { FlowLoad } from "../../../shared/FlowLoad";
 import { formatCount } from "../../../shared/format";
 import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
+import { Table } from "../../../shared/Table";
 import { useNow } from "../../../shared/useNow";
 
 /** Sessions kept on this connection by session affinity; nothing when none (or affinity is off). */
@@ -39,102 +41,86 @@ export function ConnectionsTable({
     (a, b) => a.provider.localeCompare(b.provider) || a.priority - b.priority || a.name.localeCompare(b.name),
   );
   return (
-    <div className="table-wrap">
-      <table>
-        <caption className="sr-only">Connections</caption>
-        <thead>
-          <tr>
-            <th scope="col">Provider</th>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Cooldown</th>
-            <th scope="col">Load</th>
-            <th scope="col">Priority</th>
-            <th scope="col">Models</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {sorted.map((c) => {
-            const cd = cooldowns?.get(c.id);
-            const status = cooldowns === undefined ? null : (cd?.status ?? "active");
-            const laneUntil = c.claudeWall?.laneActiveUntil ?? null;
-            const flow = flows?.get(c.id);
-            return (
-              <tr key={c.id}>
-                <td>{c.provider}</td>
-                <th scope="row">
-                  <div className="cell-name">
-                    <span>{c.name}</span>
-                    <code className="muted small">{c.id}</code>
+    <Table
+      caption="Connections"
+      columns={["Provider", "Name", "Status", "Cooldown", "Load", "Priority", "Models"]}
+      actions
+    >
+      <tbody>
+        {sorted.map((c) => {
+          const cd = cooldowns?.get(c.id);
+          const status = cooldowns === undefined ? null : (cd?.status ?? "active");
+          const laneUntil = c.claudeWall?.laneActiveUntil ?? null;
+          const flow = flows?.get(c.id);
+          return (
+            <tr key={c.id}>
+              <td>{c.provider}</td>
+              <th scope="row">
+                <ConnectionName id={c.id} name={c.name} />
+              </th>
+              <td>
+                <ConnectionStatusBadge status={status} enabled={c.enabled} />
+                {laneUntil !== null && laneUntil > now && <span className="badge badge-info">Slow lane</span>}
+              </td>
+              <td>
+                {cd && cd.status === "unavailable" ? (
+                  <Countdown expiresAt={cd.rateLimitedUntil} expiredLabel="ending" />
+                ) : (
+                  <span className="muted">—</span>
+                )}
+                {cd && cd.lockouts.length > 0 && (
+                  <div className="small">
+                    <a href="#/model-lockout">
+                      {cd.lockouts.length} model lockout{cd.lockouts.length === 1 ? "" : "s"}
+                    </a>
                   </div>
-                </th>
-                <td>
-                  <ConnectionStatusBadge status={status} enabled={c.enabled} />
-                  {laneUntil !== null && laneUntil > now && <span className="badge badge-info">Slow lane</span>}
-                </td>
-                <td>
-                  {cd && cd.status === "unavailable" ? (
-                    <Countdown expiresAt={cd.rateLimitedUntil} expiredLabel="ending" />
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                  {cd && cd.lockouts.length > 0 && (
-                    <div className="small">
-                      <a href="#/model-lockout">
-                        {cd.lockouts.length} model lockout{cd.lockouts.length === 1 ? "" : "s"}
-                      </a>
-                    </div>
-                  )}
-                </td>
-                <td>
-                  <FlowLoad flow={flow} />
-                  <PinnedSessions count={flow?.pinnedSessions} />
-                </td>
-                <td>{c.priority}</td>
-                <td className="small">
-                  {c.models.length ? (
-                    <span title={c.models.join(", ")}>
-                      {c.models.slice(0, 3).join(", ")}
-                      {c.models.length > 3 ? ` +${c.models.length - 3}` : ""}
-                    </span>
-                  ) : (
-                    <span className="muted">any</span>
-                  )}
-                </td>
-                <td className="actions">
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    aria-label={`Edit connection ${c.name}`}
-                    onClick={() => onEdit(c)}
-                  >
-                    Edit
-                  </button>
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    aria-label={`Test connection ${c.name}`}
-                    disabled={testingId === c.id}
-                    onClick={() => onTest(c)}
-                  >
-                    {testingId === c.id ? "Testing…" : "Test"}
-                  </button>
-                  <ConfirmAction
-                    label="Delete"
-                    accessibleLabel={`Delete connection ${c.name}`}
-                    prompt={`Delete “${c.name}”? Its credentials are removed.`}
-                    confirmLabel="Delete connection"
-                    onConfirm={() => onDelete(c)}
-                  />
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+                )}
+              </td>
+              <td>
+                <FlowLoad flow={flow} />
+                <PinnedSessions count={flow?.pinnedSessions} />
+              </td>
+              <td>{c.priority}</td>
+              <td className="small">
+                {c.models.length ? (
+                  <span title={c.models.join(", ")}>
+                    {c.models.slice(0, 3).join(", ")}
+                    {c.models.length > 3 ? ` +${c.models.length - 3}` : ""}
+                  </span>
+                ) : (
+                  <span className="muted">any</span>
+                )}
+              </td>
+              <td className="actions">
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  aria-label={`Edit connection ${c.name}`}
+                  onClick={() => onEdit(c)}
+                >
+                  Edit
+                </button>
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  aria-label={`Test connection ${c.name}`}
+                  disabled={testingId === c.id}
+                  onClick={() => onTest(c)}
+                >
+                  {testingId === c.id ? "Testing…" : "Test"}
+                </button>
+                <ConfirmAction
+                  label="Delete"
+                  accessibleLabel={`Delete connection ${c.name}`}
+                  prompt={`Delete “${c.name}”? Its credentials are removed.`}
+                  confirmLabel="Delete connection"
+                  onConfirm={() => onDelete(c)}
+                />
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </Table>
   );
 }

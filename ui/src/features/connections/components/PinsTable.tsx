@@ -2,9 +2,11 @@
 // connection (or all), so each group has one Forget spanning its rows. A session is
 // shown only as the hash prefix the gateway lists.
 import type { SessionPinView } from "../../../ipc/bindings";
+import { Ago } from "../../../shared/Ago";
+import { ConnectionName } from "../../../shared/ConnectionName";
 import { Countdown } from "../../../shared/Countdown";
-import { formatAgo, formatInstant } from "../../../shared/format";
-import { useNow } from "../../../shared/useNow";
+import { formatInstant } from "../../../shared/format";
+import { Table } from "../../../shared/Table";
 
 export type PinGroup = { connection: string; pins: SessionPinView[] };
 
@@ -27,66 +29,50 @@ export function PinsTable({
   busy: boolean;
   onForget: (connection: string) => void;
 }) {
-  const now = useNow();
   return (
-    <div className="table-wrap">
-      <table className="grouped-table">
-        <caption className="sr-only">Pinned sessions</caption>
-        <thead>
-          <tr>
-            <th scope="col">Session</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Connection</th>
-            <th scope="col">Last seen</th>
-            <th scope="col">Expires in</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        {groupByConnection(pins).map((group) => {
-          const name = names.get(group.connection);
-          return (
-            <tbody key={group.connection}>
-              {group.pins.map((pin, i) => (
-                <tr key={`${pin.provider}\u0000${pin.session}`}>
-                  <th scope="row">
-                    <code title={`Pinned ${formatInstant(pin.pinnedAt)}`}>{pin.session}</code>
-                  </th>
-                  <td>{pin.provider}</td>
-                  <td>
-                    <div className="cell-name">
-                      {name !== undefined && <span>{name}</span>}
-                      <code className="muted small">{pin.connection}</code>
-                    </div>
+    <Table
+      caption="Pinned sessions"
+      columns={["Session", "Provider", "Connection", "Last seen", "Expires in"]}
+      actions
+      className="grouped-table"
+    >
+      {groupByConnection(pins).map((group) => {
+        const name = names.get(group.connection);
+        return (
+          <tbody key={group.connection}>
+            {group.pins.map((pin, i) => (
+              <tr key={`${pin.provider}\u0000${pin.session}`}>
+                <th scope="row">
+                  <code title={`Pinned ${formatInstant(pin.pinnedAt)}`}>{pin.session}</code>
+                </th>
+                <td>{pin.provider}</td>
+                <td>
+                  <ConnectionName id={pin.connection} name={name} />
+                </td>
+                <td>
+                  <Ago at={pin.lastSeenAt} />
+                </td>
+                <td>
+                  <Countdown expiresAt={pin.expiresAt} expiredLabel="lapsing" />
+                </td>
+                {i === 0 && (
+                  <td className="actions" rowSpan={group.pins.length}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Forget sessions pinned to ${name ?? group.connection}`}
+                      disabled={busy}
+                      onClick={() => onForget(group.connection)}
+                    >
+                      Forget
+                    </button>
                   </td>
-                  <td>
-                    <time dateTime={new Date(pin.lastSeenAt).toISOString()} title={formatInstant(pin.lastSeenAt)}>
-                      {formatAgo(pin.lastSeenAt, now)}
-                    </time>
-                  </td>
-                  <td>
-                    <Countdown expiresAt={pin.expiresAt} expiredLabel="lapsing" />
-                  </td>
-                  {i === 0 && (
-                    <td className="actions" rowSpan={group.pins.length}>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Forget sessions pinned to ${name ?? group.connection}`}
-                        disabled={busy}
-                        onClick={() => onForget(group.connection)}
-                      >
-                        Forget
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          );
-        })}
-      </table>
-    </div>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        );
+      })}
+    </Table>
   );
 }

@@ -4,6 +4,7 @@ import type { ConnectionCooldownView } from "../../../ipc/bindings";
 import { Countdown } from "../../../shared/Countdown";
 import { humanize } from "../../../shared/format";
 import { ConnectionStatusBadge, isTerminal } from "../../../shared/StatusBadge";
+import { Table } from "../../../shared/Table";
 
 function Reason({ row }: { row: ConnectionCooldownView }) {
   const parts = [
@@ -33,94 +34,87 @@ export function CooldownTable({
   busy: boolean;
 }) {
   return (
-    <div className="table-wrap">
-      <table>
-        <caption className="sr-only">Connections taken out of routing</caption>
-        <thead>
-          <tr>
-            <th scope="col">
-              <span className="sr-only">Select</span>
-            </th>
-            <th scope="col">Connection</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Status</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Back in</th>
-            <th scope="col">Backoff level</th>
-            <th scope="col">Model lockouts</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => {
-            const terminal = isTerminal(row.status);
-            return (
-              <tr key={row.connection} className={terminal ? "row-terminal" : undefined}>
-                <td>
-                  {terminal ? null : (
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${row.connection}`}
-                      checked={selected.has(row.connection)}
-                      onChange={() => onToggle(row.connection)}
-                    />
-                  )}
-                </td>
-                <th scope="row">{row.connection}</th>
-                <td>{row.provider}</td>
-                <td>
-                  <ConnectionStatusBadge status={row.status} />
-                </td>
-                <td>
-                  <Reason row={row} />
-                </td>
-                <td>
-                  {row.status === "unavailable" ? (
-                    <Countdown expiresAt={row.rateLimitedUntil} expiredLabel="ending" />
-                  ) : terminal ? (
-                    <span className="muted">no timer</span>
-                  ) : (
-                    <span className="muted">—</span>
-                  )}
-                </td>
-                <td>{row.backoffLevel}</td>
-                <td>
-                  {row.lockouts.length === 0 ? (
-                    <span className="muted">none</span>
-                  ) : (
-                    <ul className="plain-list">
-                      {row.lockouts.map((l) => (
-                        <li key={l.model}>
-                          <code>{l.model}</code> <Countdown expiresAt={l.expiresAt} expiredLabel="ending" />
-                        </li>
-                      ))}
-                    </ul>
-                  )}
-                </td>
-                <td className={terminal ? "terminal-note" : "actions"}>
-                  {terminal ? (
-                    <span className="small">
-                      Terminal: fix the credentials or account, then save the connection. Not cleared here.
-                    </span>
-                  ) : (
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Clear cooldown of ${row.connection}`}
-                      disabled={busy}
-                      onClick={() => onClear(row.connection)}
-                    >
-                      Clear
-                    </button>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      caption="Connections taken out of routing"
+      columns={[
+        <span className="sr-only">Select</span>,
+        "Connection",
+        "Provider",
+        "Status",
+        "Reason",
+        "Back in",
+        "Backoff level",
+        "Model lockouts",
+      ]}
+      actions
+    >
+      <tbody>
+        {rows.map((row) => {
+          const terminal = isTerminal(row.status);
+          return (
+            <tr key={row.connection} className={terminal ? "row-terminal" : undefined}>
+              <td>
+                {terminal ? null : (
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${row.connection}`}
+                    checked={selected.has(row.connection)}
+                    onChange={() => onToggle(row.connection)}
+                  />
+                )}
+              </td>
+              <th scope="row">{row.connection}</th>
+              <td>{row.provider}</td>
+              <td>
+                <ConnectionStatusBadge status={row.status} />
+              </td>
+              <td>
+                <Reason row={row} />
+              </td>
+              <td>
+                {row.status === "unavailable" ? (
+                  <Countdown expiresAt={row.rateLimitedUntil} expiredLabel="ending" />
+                ) : terminal ? (
+                  <span className="muted">no timer</span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
+              <td>{row.backoffLevel}</td>
+              <td>
+                {row.lockouts.length === 0 ? (
+                  <span className="muted">none</span>
+                ) : (
+                  <ul className="plain-list">
+                    {row.lockouts.map((l) => (
+                      <li key={l.model}>
+                        <code>{l.model}</code> <Countdown expiresAt={l.expiresAt} expiredLabel="ending" />
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </td>
+              <td className={terminal ? "terminal-note" : "actions"}>
+                {terminal ? (
+                  <span className="small">
+                    Terminal: fix the credentials or account, then save the connection. Not cleared here.
+                  </span>
+                ) : (
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    aria-label={`Clear cooldown of ${row.connection}`}
+                    disabled={busy}
+                    onClick={() => onClear(row.connection)}
+                  >
+                    Clear
+                  </button>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </Table>
   );
 }

@@ -2,6 +2,7 @@
 import type { ModelLockoutView } from "../../../ipc/bindings";
 import { Countdown } from "../../../shared/Countdown";
 import { humanize } from "../../../shared/format";
+import { Table } from "../../../shared/Table";
 
 const SCOPE_LABEL: Record<ModelLockoutView["scope"], string> = {
   quota_family: "quota family",
@@ -19,56 +20,43 @@ export function LockoutsTable({
   onReEnable: (l: ModelLockoutView) => void;
 }) {
   return (
-    <div className="table-wrap">
-      <table>
-        <caption className="sr-only">Active model lockouts</caption>
-        <thead>
-          <tr>
-            <th scope="col">Provider</th>
-            <th scope="col">Connection</th>
-            <th scope="col">Model</th>
-            <th scope="col">Scope</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Expires in</th>
-            <th scope="col">Failures</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {lockouts.map((l) => {
-            const key = lockoutKey(l);
-            return (
-              <tr key={key}>
-                <td>{l.provider}</td>
-                <td>{l.connection}</td>
-                <th scope="row">
-                  <code>{l.model}</code>
-                </th>
-                <td>{SCOPE_LABEL[l.scope]}</td>
-                <td>{humanize(l.reason)}</td>
-                <td>
-                  <Countdown expiresAt={l.expiresAt} expiredLabel="ending" />
-                </td>
-                <td>{l.failureCount}</td>
-                <td className="actions">
-                  <button
-                    type="button"
-                    className="btn btn-small"
-                    aria-label={`Re-enable ${l.model} on ${l.connection}`}
-                    disabled={busyKey === key}
-                    onClick={() => onReEnable(l)}
-                  >
-                    Re-enable
-                  </button>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      caption="Active model lockouts"
+      columns={["Provider", "Connection", "Model", "Scope", "Reason", "Expires in", "Failures"]}
+      actions
+    >
+      <tbody>
+        {lockouts.map((l) => {
+          const key = lockoutKey(l);
+          return (
+            <tr key={key}>
+              <td>{l.provider}</td>
+              <td>{l.connection}</td>
+              <th scope="row">
+                <code>{l.model}</code>
+              </th>
+              <td>{SCOPE_LABEL[l.scope]}</td>
+              <td>{humanize(l.reason)}</td>
+              <td>
+                <Countdown expiresAt={l.expiresAt} expiredLabel="ending" />
+              </td>
+              <td>{l.failureCount}</td>
+              <td className="actions">
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  aria-label={`Re-enable ${l.model} on ${l.connection}`}
+                  disabled={busyKey === key}
+                  onClick={() => onReEnable(l)}
+                >
+                  Re-enable
+                </button>
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </Table>
   );
 }
 

@@ -1,9 +1,10 @@
 // Request counts for the last hour and day, resilience health counters, and the most
 // recent failed attempts.
 import type { HealthView, MonitoringSummaryView } from "../../../ipc/bindings";
-import { formatAgo, formatInstant, formatInt } from "../../../shared/format";
+import { Ago } from "../../../shared/Ago";
+import { formatInt } from "../../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../../shared/states";
-import { useNow } from "../../../shared/useNow";
+import { Table } from "../../../shared/Table";
 import { useHealthQuery, useSummaryQuery } from "../api";
 
 function Stat({ label, value, tone }: { label: string; value: number; tone?: "error" }) {
@@ -39,7 +40,6 @@ export function RequestStats({ summary, health }: { summary: MonitoringSummaryVi
 }
 
 export function RecentErrors({ summary }: { summary: MonitoringSummaryView }) {
-  const now = useNow();
   if (summary.recentErrors.length === 0) {
     return (
       <EmptyState title="No recent errors">
@@ -49,49 +49,35 @@ export function RecentErrors({ summary }: { summary: MonitoringSummaryView }) {
     );
   }
   return (
-    <div className="table-wrap">
-      <table>
-        <caption className="sr-only">Recent errors, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Route</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Connection</th>
-            <th scope="col">Model</th>
-            <th scope="col">Status</th>
-            <th scope="col">Error</th>
-            <th scope="col">Latency</th>
+    <Table
+      caption="Recent errors, newest first"
+      columns={["When", "Route", "Provider", "Connection", "Model", "Status", "Error", "Latency"]}
+    >
+      <tbody>
+        {summary.recentErrors.map((e) => (
+          <tr key={e.id}>
+            <td>
+              {e.at === null ? (
+                <span className="muted">—</span>
+              ) : (
+                <Ago at={e.at} />
+              )}
+            </td>
+            <td>
+              <code>{e.route}</code>
+            </td>
+            <td>{e.provider}</td>
+            <td>{e.connectionId}</td>
+            <td>
+              <code>{e.model}</code>
+            </td>
+            <td>{e.status ?? "—"}</td>
+            <td>{e.errorKind ?? "—"}</td>
+            <td>{formatInt(e.latencyMs)} ms</td>
           </tr>
-        </thead>
-        <tbody>
-          {summary.recentErrors.map((e) => (
-            <tr key={e.id}>
-              <td>
-                {e.at === null ? (
-                  <span className="muted">—</span>
-                ) : (
-                  <time dateTime={new Date(e.at).toISOString()} title={formatInstant(e.at)}>
-                    {formatAgo(e.at, now)}
-                  </time>
-                )}
-              </td>
-              <td>
-                <code>{e.route}</code>
-              </td>
-              <td>{e.provider}</td>
-              <td>{e.connectionId}</td>
-              <td>
-                <code>{e.model}</code>
-              </td>
-              <td>{e.status ?? "—"}</td>
-              <td>{e.errorKind ?? "—"}</td>
-              <td>{formatInt(e.latencyMs)} ms</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+        ))}
+      </tbody>
+    </Table>
   );
 }
 

@@ -6,6 +6,7 @@ import { CopyButton } from "../../../shared/CopyButton";
 import { FormErrors, TextField } from "../../../shared/fields";
 import { formatInstant } from "../../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../../shared/states";
+import { Table } from "../../../shared/Table";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
 import { useCreateKey, useDeleteKey, useKeysQuery } from "../api";
 
@@ -80,39 +81,26 @@ export function ClientKeysCard({
           gateway allows unauthenticated loopback clients.
         </EmptyState>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Client keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
+        <Table caption="Client keys" columns={["Name", "Scopes", "Created"]} actions>
+          <tbody>
+            {keys.data.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>{k.scopes.length ? k.scopes.join(", ") : <span className="muted">none</span>}</td>
+                <td>{k.createdAt === null ? <span className="muted">—</span> : formatInstant(k.createdAt)}</td>
+                <td className="actions">
+                  <ConfirmAction
+                    label="Delete"
+                    accessibleLabel={`Delete client key ${k.name}`}
+                    prompt={`Agents using “${k.name}” will be refused.`}
+                    confirmLabel="Delete key"
+                    onConfirm={() => deleteKey.mutateAsync(k.id).catch(() => undefined)}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.name}</td>
-                  <td>{k.scopes.length ? k.scopes.join(", ") : <span className="muted">none</span>}</td>
-                  <td>{k.createdAt === null ? <span className="muted">—</span> : formatInstant(k.createdAt)}</td>
-                  <td className="actions">
-                    <ConfirmAction
-                      label="Delete"
-                      accessibleLabel={`Delete client key ${k.name}`}
-                      prompt={`Agents using “${k.name}” will be refused.`}
-                      confirmLabel="Delete key"
-                      onConfirm={() => deleteKey.mutateAsync(k.id).catch(() => undefined)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </Table>
       )}
       {deleteKey.error ? (
         <p className="inline-error" role="alert">

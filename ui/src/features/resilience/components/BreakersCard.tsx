@@ -5,6 +5,7 @@ import { Countdown } from "../../../shared/Countdown";
 import { formatAgo, formatInstant, humanize } from "../../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../../shared/states";
 import { BreakerBadge } from "../../../shared/StatusBadge";
+import { Table } from "../../../shared/Table";
 import { useNow } from "../../../shared/useNow";
 import { useBreakersQuery, useResetBreakers } from "../api";
 
@@ -56,76 +57,64 @@ export function BreakersCard() {
           time until the next probe then appear here and update live.
         </EmptyState>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Provider breaker states</caption>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                <th scope="col">State</th>
-                <th scope="col">Failures</th>
-                <th scope="col">Last failure</th>
-                <th scope="col">Probe allowed in</th>
-                <th scope="col">Window gate</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {breakers.data.map((b) => {
-                const probe = b.state === "OPEN" || b.retryAfterMs > 0 ? probeAt(b, breakers.dataUpdatedAt) : null;
-                const gateActive = b.gateCoolingUntil !== null && b.gateCoolingUntil > now;
-                return (
-                  <tr key={b.provider}>
-                    <th scope="row">{b.provider}</th>
-                    <td>
-                      <BreakerBadge state={b.state} />
-                    </td>
-                    <td>
-                      {b.failureCount}
-                      <span className="muted small">
-                        {" "}
-                        (degrades at {b.degradationThreshold}, opens at {b.failureThreshold}
-                        {b.openCycles > 0 ? `, ${b.openCycles} failed probes` : ""})
+        <Table
+          caption="Provider breaker states"
+          columns={["Provider", "State", "Failures", "Last failure", "Probe allowed in", "Window gate"]}
+          actions
+        >
+          <tbody>
+            {breakers.data.map((b) => {
+              const probe = b.state === "OPEN" || b.retryAfterMs > 0 ? probeAt(b, breakers.dataUpdatedAt) : null;
+              const gateActive = b.gateCoolingUntil !== null && b.gateCoolingUntil > now;
+              return (
+                <tr key={b.provider}>
+                  <th scope="row">{b.provider}</th>
+                  <td>
+                    <BreakerBadge state={b.state} />
+                  </td>
+                  <td>
+                    {b.failureCount}
+                    <span className="muted small">
+                      {" "}
+                      (degrades at {b.degradationThreshold}, opens at {b.failureThreshold}
+                      {b.openCycles > 0 ? `, ${b.openCycles} failed probes` : ""})
+                    </span>
+                  </td>
+                  <td>
+                    {b.lastFailureAt !== null ? (
+                      <span title={formatInstant(b.lastFailureAt)}>
+                        {b.lastFailureKind ? humanize(b.lastFailureKind) : "failure"}, {formatAgo(b.lastFailureAt, now)}
                       </span>
-                    </td>
-                    <td>
-                      {b.lastFailureAt !== null ? (
-                        <span title={formatInstant(b.lastFailureAt)}>
-                          {b.lastFailureKind ? humanize(b.lastFailureKind) : "failure"}, {formatAgo(b.lastFailureAt, now)}
-                        </span>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td>{probe !== null ? <Countdown expiresAt={probe} expiredLabel="now" /> : <span className="muted">—</span>}</td>
-                    <td>
-                      {gateActive ? (
-                        <>
-                          cooling <Countdown expiresAt={b.gateCoolingUntil} />
-                        </>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td className="actions">
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Reset breaker of ${b.provider}`}
-                        disabled={reset.isPending}
-                        onClick={() => doReset(b.provider)}
-                      >
-                        Reset
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
+                  <td>{probe !== null ? <Countdown expiresAt={probe} expiredLabel="now" /> : <span className="muted">—</span>}</td>
+                  <td>
+                    {gateActive ? (
+                      <>
+                        cooling <Countdown expiresAt={b.gateCoolingUntil} />
+                      </>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Reset breaker of ${b.provider}`}
+                      disabled={reset.isPending}
+                      onClick={() => doReset(b.provider)}
+                    >
+                      Reset
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </Table>
       )}
     </section>
   );
