@@ -22,6 +22,8 @@ const START: UnixMillis = UnixMillis(1_900_000_000_000);
 
 struct Setup {
     gw: TestGateway,
+    /// The data directory (the first gateway's, across a restart).
+    data_dir: std::path::PathBuf,
     clock: Arc<ManualClock>,
     a: FakeUpstream,
     b: FakeUpstream,
@@ -61,7 +63,8 @@ async fn setup_with(a_reply: Reply, a_extra: &str) -> Setup {
     let clock = Arc::new(ManualClock::new(START));
     let c = clock.clone();
     let gw = TestGateway::start_with(&toml, move |cfg| cfg.clock = c).await;
-    Setup { gw, clock, a, b }
+    let data_dir = gw.dir.path().join("data");
+    Setup { gw, data_dir, clock, a, b }
 }
 
 impl Setup {
@@ -108,6 +111,22 @@ impl Setup {
 
     async fn leases(&self) -> Vec<Value> {
         self.gw.mgmt_json("/api/leases").await["leases"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Every stored lease row as `(connection, state, end reason)`, oldest first:
+    /// what the database says, not the gateway's copy.
+    async fn stored(&self) -> Vec<(String, String, Option<String>)> {
+        let path = self.data_dir.join(switchyard_gateway::store::DATABASE_FILE);
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let rows: Vec<(String, String, Option<String>)> =
+            sqlx::query_as("SELECT connection_id, state, end_reason FROM session_leases ORDER BY id")
+                .fetch_all(&pool)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        pool.close().await;
+        rows
     }
 
     fn upstream_calls(&self) -> usize {
@@ -227,6 +246,13 @@ async fn a_stale_generation_or_a_foreign_key_is_refused_before_anything_goes_ups
     assert_eq!((status, &body["error"]["code"]), (409, &json!("lease-fence-stale")));
     let response = t.gw.mgmt(reqwest::Method::DELETE, &format!("/api/leases/{id}")).send().await;
     assert_eq!(response.map(|r| r.status().as_u16()).ok(), Some(404), "no longer active");
+    assert_eq!(
+        t.stored().await,
+        [
+            ("key-a".to_owned(), "RELEASED".to_owned(), Some("owner-exit".to_owned())),
+            ("key-a".to_owned(), "RELEASED".to_owned(), Some("operator-released".to_owned()))
+        ]
+    );
 }
 
 #[tokio::test]
@@ -312,6 +338,12 @@ async fn only_a_key_with_the_scope_and_allowed_connections_may_lease_and_bad_cal
     let response = t.gw.mgmt(reqwest::Method::DELETE, &format!("/api/keys/{id}")).send().await;
     assert_eq!(response.map(|r| r.status().as_u16()).ok(), Some(204));
     assert!(t.leases().await.is_empty(), "the revoked key's lease ended");
+    let stored = t.stored().await;
+    assert_eq!(
+        stored.last(),
+        Some(&("key-a".to_owned(), "INVALIDATED".to_owned(), Some("managed-key-revoked".to_owned()))),
+        "{stored:?}"
+    );
     let (status, served, _, _) = t.infer(CLIENT_KEY, None).await;
     assert_eq!((status, served.as_deref()), (200, Some("key-a")));
 }
@@ -359,6 +391,13 @@ async fn a_leased_request_fails_over_by_moving_its_lease_with_the_same_generatio
     assert_eq!(
         (listed.len(), &listed[0]["connection"], &listed[0]["generation"]),
         (1, &json!("key-b"), &json!(1))
+    );
+    assert_eq!(
+        t.stored().await,
+        [
+            ("key-a".to_owned(), "INVALIDATED".to_owned(), Some("health-or-cooldown".to_owned())),
+            ("key-b".to_owned(), "ACTIVE".to_owned(), None)
+        ]
     );
     // The owner stays on its new connection (key-a is cooling anyway), and the
     // other traffic now keeps off key-b: with key-a cooling, the only eligible
@@ -434,12 +473,13 @@ async fn leases_survive_a_restart_unless_the_configuration_no_longer_allows_them
     assert_ne!(edited, config);
     let c = t.clock.clone();
     let dir = data_dir.clone();
+    let data_dir = t.data_dir.clone();
     let gw = TestGateway::start_with(&edited, move |cfg| {
         cfg.data_dir = dir;
         cfg.clock = c;
     })
     .await;
-    let t = Setup { gw, clock: t.clock, a: t.a, b: t.b };
+    let t = Setup { gw, data_dir, clock: t.clock, a: t.a, b: t.b };
     let listed = t.leases().await;
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!((&listed[0]["keyName"], &listed[0]["connection"]), (&json!("agent"), &json!("key-a")));
@@ -447,6 +487,13 @@ async fn leases_survive_a_restart_unless_the_configuration_no_longer_allows_them
     assert_eq!((status, served.as_deref()), (200, Some("key-a")), "the lease came back from disk");
     let (status, served, _, _) = t.infer(CLIENT_KEY, None).await;
     assert_eq!((status, served.as_deref()), (200, Some("key-b")), "key-b is free again, key-a still leased");
+    assert_eq!(
+        t.stored().await,
+        [
+            ("key-a".to_owned(), "ACTIVE".to_owned(), None),
+            ("key-b".to_owned(), "INVALIDATED".to_owned(), Some("authorization-changed".to_owned()))
+        ]
+    );
 }
 
 #[tokio::test]
@@ -469,6 +516,91 @@ async fn disabling_or_deleting_the_leased_connection_ends_the_lease() {
     let response = t.gw.mgmt(reqwest::Method::DELETE, "/api/providers/key-b").send().await;
     assert_eq!(response.map(|r| r.status().as_u16()).ok(), Some(204));
     assert!(t.leases().await.is_empty());
+    assert_eq!(
+        t.stored().await,
+        [
+            ("key-a".to_owned(), "INVALIDATED".to_owned(), Some("connection-ineligible".to_owned())),
+            ("key-b".to_owned(), "INVALIDATED".to_owned(), Some("connection-ineligible".to_owned()))
+        ]
+    );
+}
+
+/// Sends an inference request on a task of its own; the answer's status and body.
+fn infer_in_background(
+    t: &Setup,
+    key: &str,
+    lease: Option<(&str, &str)>,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+    let mut request = t.gw.http.post(t.gw.url("/v1/messages")).bearer_auth(key).json(&body);
+    if let Some((owner, generation)) = lease {
+        request = request
+            .header("x-switchyard-lease-owner", owner)
+            .header("x-switchyard-lease-generation", generation);
+    }
+    tokio::spawn(async move {
+        let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+        (response.status().as_u16(), response.json().await.unwrap_or_default())
+    })
+}
+
+/// Waits until `key-a` has `n` requests queued.
+async fn until_queued_on_a(t: &Setup, n: u64) {
+    let queued = async {
+        loop {
+            let flow = t.gw.mgmt_json("/api/rate-limits").await;
+            let a = flow["connections"]
+                .as_array()
+                .and_then(|l| l.iter().find(|c| c["connectionId"] == "key-a").cloned());
+            if a.is_some_and(|a| a["queued"] == n) {
+                break;
+            }
+            // Polling the gateway's live counters, not waiting out a duration.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_secs(5), queued).await.is_ok(),
+        "never {n} queued on key-a"
+    );
+}
+
+#[tokio::test]
+async fn a_request_that_queued_while_its_lease_ended_is_refused_with_nothing_sent_upstream() {
+    let hold = Hold::new();
+    let t = setup_with(ok("a").held(&hold), "max_concurrent = 1").await;
+    assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
+    let first = infer_in_background(&t, AGENT_KEY, Some((OWNER_1, "1")));
+    assert!(t.a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = infer_in_background(&t, AGENT_KEY, Some((OWNER_1, "1")));
+    until_queued_on_a(&t, 1).await;
+    let (status, _, _) =
+        t.lease(AGENT_KEY, Some(OWNER_1), &json!({"action": "release", "generation": 1})).await;
+    assert_eq!(status, 200);
+    hold.open();
+    assert_eq!(first.await.map(|r| r.0).ok(), Some(200), "the request already upstream finishes");
+    let (status, body) = second.await.unwrap_or_default();
+    assert_eq!((status, &body["error"]["code"]), (409, &json!("lease-fence-stale")), "{body}");
+    assert_eq!((t.a.calls(), t.b.calls()), (1, 0), "the queued request never went upstream");
+}
+
+#[tokio::test]
+async fn a_request_that_queued_for_a_connection_leased_meanwhile_keeps_off_it() {
+    let hold = Hold::new();
+    let t = setup_with(ok("a").held(&hold), "max_concurrent = 1").await;
+    // Two requests through a key allowed only key-a, neither under a lease.
+    let first = infer_in_background(&t, ONLY_A_KEY, None);
+    assert!(t.a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    let second = infer_in_background(&t, ONLY_A_KEY, None);
+    until_queued_on_a(&t, 1).await;
+    // Meanwhile an agent leases key-a.
+    assert_eq!(t.acquire(AGENT_KEY, OWNER_1, Some(45_000)).await.0, 200);
+    hold.open();
+    assert_eq!(first.await.map(|r| r.0).ok(), Some(200));
+    let (status, body) = second.await.unwrap_or_default();
+    assert_eq!((status, &body["error"]["code"]), (429, &json!("lease-capacity-unavailable")), "{body}");
+    assert_eq!(body["state"], "waiting-for-capacity");
+    assert_eq!(t.a.calls(), 1, "the leased connection served no one else");
 }
 
 #[tokio::test]

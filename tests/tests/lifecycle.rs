@@ -108,7 +108,8 @@ async fn an_open_ui_change_feed_does_not_hold_the_shutdown() {
         cfg.clock = c;
     })
     .await;
-    let mut feed = gw.mgmt(reqwest::Method::GET, "/api/events").send().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut feed =
+        gw.mgmt(reqwest::Method::GET, "/api/events").send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(feed.status(), 200);
     let read_to_end = tokio::spawn(async move { while let Ok(Some(_)) = feed.chunk().await {} });
     tokio::time::timeout(Duration::from_secs(10), gw.shutdown())

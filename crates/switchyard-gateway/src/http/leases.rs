@@ -142,20 +142,37 @@ async fn call(
     match call {
         LeaseCall::Acquire { model, ttl_ms } => {
             let slots = free_candidates(state, &table, &model, &key, now)?;
-            match book.acquire(holder, &slots, now, clamp_ttl(ttl_ms)).await.map_err(internal)? {
-                AcquireOutcome::Acquired(row) => Ok(doc(&table, &row, Some("acquired"))),
-                AcquireOutcome::Reused(row) => Ok(doc(&table, &row, Some("reused"))),
-                AcquireOutcome::OwnerBusy => Err(GatewayError::new(
-                    ErrorCode::LeaseOwnerConflict,
-                    format!(
-                        "this owner already holds a lease through another client key or on a connection that \
+            let (row, result) = match book
+                .acquire(holder, &slots, now, clamp_ttl(ttl_ms))
+                .await
+                .map_err(internal)?
+            {
+                AcquireOutcome::Acquired(row) => (row, "acquired"),
+                AcquireOutcome::Reused(row) => (row, "reused"),
+                AcquireOutcome::OwnerBusy => {
+                    return Err(GatewayError::new(
+                        ErrorCode::LeaseOwnerConflict,
+                        format!(
+                            "this owner already holds a lease through another client key or on a connection that \
                          does not serve '{model}'; release it first"
-                    ),
-                )),
-                AcquireOutcome::NoFreeConnection { earliest_expiry } => {
-                    Err(capacity_unavailable(now, earliest_expiry))
+                        ),
+                    ));
                 }
+                AcquireOutcome::NoFreeConnection { earliest_expiry } => {
+                    return Err(capacity_unavailable(now, earliest_expiry));
+                }
+            };
+            // The key or connection may have changed while this acquire ran (the
+            // check above read the routing table from before): check the lease
+            // against the current one, which ends it if it is no longer allowed.
+            state.management.reconcile_leases_now().await?;
+            if book.active().of_owner(&row.owner_hash, now).is_none() {
+                return Err(GatewayError::new(
+                    ErrorCode::LeaseNotPermitted,
+                    "the client key's permissions or the connection changed while the lease was taken; it was ended",
+                ));
             }
+            Ok(doc(&table, &row, Some(result)))
         }
         LeaseCall::Renew { generation, ttl_ms } => {
             let row =

@@ -24,8 +24,7 @@ use crate::control::Control;
 use crate::errors::GatewayError;
 use crate::routing::ClientKey;
 use crate::store::{
-    AcquireOutcome, LeaseHolder, LeaseRow, LeaseScope, LeaseSlot, LeaseState, Store, StoreResult,
-    TransitionOutcome,
+    AcquireOutcome, LeaseHolder, LeaseRow, LeaseSlot, LeaseState, Store, StoreResult, TransitionOutcome,
 };
 
 /// TTL of a lease when the acquire does not name one.
@@ -248,8 +247,12 @@ impl Leases {
         now: UnixMillis,
         reason: EndReason,
     ) -> StoreResult<Option<LeaseRow>> {
+        let was_active =
+            self.active().of_owner(holder.owner_hash, now).is_some_and(|l| l.generation == generation);
         let row = self.store.release_lease(holder, generation, now, reason.as_str()).await?;
-        self.changed().await?;
+        if was_active {
+            self.changed().await?;
+        }
         Ok(row)
     }
 
@@ -279,19 +282,19 @@ impl Leases {
         Ok(outcome)
     }
 
-    /// Ends the active leases in `scope`; returns how many ended.
-    pub async fn end(&self, scope: LeaseScope<'_>, reason: EndReason, now: UnixMillis) -> StoreResult<usize> {
+    /// Ends lease `id` if it is active; whether it did.
+    pub async fn end(&self, id: i64, reason: EndReason, now: UnixMillis) -> StoreResult<bool> {
         let state = match reason {
             EndReason::OwnerExit | EndReason::ClientCancelled | EndReason::OperatorReleased => {
                 LeaseState::Released
             }
             _ => LeaseState::Invalidated,
         };
-        let ended = self.store.end_leases(scope, state, reason.as_str(), now).await?;
-        if !ended.is_empty() {
+        let ended = self.store.end_lease(id, state, reason.as_str(), now).await?.is_some();
+        if ended {
             self.changed().await?;
         }
-        Ok(ended.len())
+        Ok(ended)
     }
 }
 

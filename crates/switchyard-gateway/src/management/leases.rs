@@ -8,7 +8,6 @@ use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
 use crate::leases::{EndReason, may_lease};
 use crate::routing::RoutingTable;
-use crate::store::LeaseScope;
 
 impl ManagementService {
     /// `GET /api/leases`: the live leases, oldest first.
@@ -40,10 +39,10 @@ impl ManagementService {
         let ended = self
             .resilience
             .leases
-            .end(LeaseScope::Id(i64::from(id)), EndReason::OperatorReleased, now)
+            .end(i64::from(id), EndReason::OperatorReleased, now)
             .await
             .map_err(GatewayError::internal)?;
-        if ended == 0 {
+        if !ended {
             return Err(GatewayError::new(ErrorCode::NotFound, format!("lease {id} is not active")));
         }
         Ok(LeaseReleased { released: 1 })
@@ -81,11 +80,7 @@ impl ManagementService {
                 .collect()
         };
         for (id, reason) in ended {
-            self.resilience
-                .leases
-                .end(LeaseScope::Id(id), reason, now)
-                .await
-                .map_err(GatewayError::internal)?;
+            self.resilience.leases.end(id, reason, now).await.map_err(GatewayError::internal)?;
             tracing::info!(event = "lease.ended", lease = id, reason = reason.as_str());
         }
         Ok(())

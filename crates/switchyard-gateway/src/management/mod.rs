@@ -192,12 +192,17 @@ impl ManagementService {
         let table =
             RoutingTable::build(&connections, &keys, &combos, &aliases, gateway, &self.resilience.flow);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
+        let table = Arc::new(table);
+        self.routing.store(table.clone());
         if !self.defer_reload {
             // Not inside a batch: its transaction would hold the write lock the
-            // lease store waits for. The batch's owner reloads after the commit.
-            self.reconcile_leases(&table).await?;
+            // lease store waits for (the batch's owner reloads after the commit).
+            // After the publish, and never failing the change it follows: it runs
+            // again at the next reload and at start.
+            if let Err(e) = self.reconcile_leases(&table).await {
+                tracing::warn!(event = "lease.reconcile_failed", error = %e.message);
+            }
         }
-        self.routing.store(Arc::new(table));
         self.control.notify(ChangeTopic::Connections);
         Ok(())
     }

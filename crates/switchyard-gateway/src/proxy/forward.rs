@@ -194,14 +194,15 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
             let slot = if full { None } else { candidate.connection.flow.try_enter(&candidate.model).ok() };
             match slot {
                 Some(slot) => {
-                    let result = dispatch(state, req, &targets, index, slot, started, wall_wait).await;
+                    let view = PassView { targets: &targets, started, failed: session.failed_indices() };
+                    let result = dispatch(state, req, &view, index, slot, wall_wait).await;
                     if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
                         return done;
                     }
                 }
                 None => {
                     saturated.push(index);
-                    if leased == Some(index) {
+                    if leased.as_deref() == Some(candidate.connection.id.as_str()) {
                         deferred.extend(pending.drain(..));
                     }
                 }
@@ -214,15 +215,20 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
             Ok(granted) => granted,
             Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
-        let result = dispatch(state, req, &targets, index, slot, started, wall_wait).await;
+        let view = PassView { targets: &targets, started, failed: session.failed_indices() };
+        let result = dispatch(state, req, &view, index, slot, wall_wait).await;
         if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
             return done;
         }
         pending = saturated.into_iter().filter(|&i| i != index).chain(deferred).collect();
     }
     if failures.is_empty() {
-        // Every eligible target was taken out between the filter and dispatch.
+        // Every eligible target was taken out between the filter and dispatch: by
+        // the engine, or by leases taken meanwhile.
         let selection = engine.filter(&targets);
+        if let Err(error) = lease::restrict(state, req, &mut selection.eligible.clone()) {
+            return Pass::Done(error.render(ErrorFormat::Client(req.format)));
+        }
         let now = engine.now();
         let excluded = selection.excluded_views(&targets, now);
         let retry = match selection.decision(now) {
@@ -269,6 +275,14 @@ fn settle(
     None
 }
 
+/// What [`dispatch`] reads of its pass: the targets, when the pass started, and
+/// the candidates that already failed in it.
+struct PassView<'p> {
+    targets: &'p [Target<'p>],
+    started: UnixMillis,
+    failed: &'p [usize],
+}
+
 /// Runs one attempt on `index` holding its flow `slot`. The engine re-checks the
 /// target at dispatch: state may have changed since the filter (a breaker this
 /// request opened does not turn its next candidate away), and a half-open breaker
@@ -278,22 +292,22 @@ fn settle(
 async fn dispatch(
     state: &GatewayState,
     req: &ForwardRequest,
-    targets: &[Target<'_>],
+    pass: &PassView<'_>,
     index: usize,
     slot: FlowPermit,
-    started: UnixMillis,
     wait: &mut WaitWindow,
 ) -> Option<AttemptResult> {
-    let (candidate, target) = (req.plan.candidates.get(index)?, targets.get(index)?);
-    match lease::fence(state, req, candidate).await {
+    let (candidate, target) = (req.plan.candidates.get(index)?, pass.targets.get(index)?);
+    let engine = &state.resilience.engine;
+    // The engine first: a lease moves only for a dispatch that will happen.
+    let permit = engine.begin_since(*target, Some(pass.started)).ok()?;
+    match lease::fence(state, req, pass.targets, candidate, pass.failed).await {
         Fence::Go => {}
         Fence::Skip => return None,
         Fence::Reject(error) => {
             return Some(AttemptResult::Committed(error.render(ErrorFormat::Client(req.format))));
         }
     }
-    let engine = &state.resilience.engine;
-    let permit = engine.begin_since(*target, Some(started)).ok()?;
     let pace = pace_budget_ms(&candidate.connection, &state.resilience.settings());
     let guard = AttemptGuard::new(engine.clone(), permit, slot, pace);
     Some(attempt::run(state, req, candidate, guard, wait).await)

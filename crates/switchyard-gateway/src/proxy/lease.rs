@@ -10,6 +10,7 @@
 //! every free candidate it is refused with `429 lease-capacity-unavailable`.
 //! With no lease anywhere each check is one atomic load.
 
+use switchyard_resilience::Target;
 use switchyard_types::{ErrorCode, UnixMillis};
 
 use super::forward::ForwardRequest;
@@ -74,13 +75,13 @@ pub fn admit(
 }
 
 /// Orders the candidates for leases: the request's leased connection first,
-/// connections leased by other owners out. Returns the leased connection's
-/// candidate when it leads the order; `Err` when leases took out every one.
+/// connections leased by other owners out. Returns the leased connection's id
+/// when it leads the order; `Err` when leases took out every candidate.
 pub(super) fn restrict(
     state: &GatewayState,
     req: &ForwardRequest,
     order: &mut Vec<usize>,
-) -> Result<Option<usize>, GatewayError> {
+) -> Result<Option<String>, GatewayError> {
     let active = state.resilience.leases.active();
     if active.is_empty() {
         return Ok(None);
@@ -102,7 +103,10 @@ pub(super) fn restrict(
     if let Some(leased) = mine.and_then(|m| active.of_owner(m, now)) {
         // Stable: the leased connection's candidates first, the rest in order.
         order.sort_by_key(|&i| connection(i) != leased.connection_id);
-        first = order.first().copied().filter(|&i| connection(i) == leased.connection_id);
+        first = order
+            .first()
+            .filter(|&&i| connection(i) == leased.connection_id)
+            .map(|_| leased.connection_id.clone());
     }
     if order.is_empty() && before > 0 {
         return Err(capacity_unavailable(now, earliest));
@@ -114,15 +118,44 @@ pub(super) fn restrict(
 pub(super) enum Fence {
     /// Send it.
     Go,
-    /// Another owner holds this connection (taken since the order was made): try
-    /// the next candidate.
+    /// Not this connection: another owner holds it, or the request's own leased
+    /// connection can still serve it. Try the next candidate.
     Skip,
     /// The request's own lease no longer stands: answer this, send nothing.
     Reject(GatewayError),
 }
 
-/// The final check before `candidate` is sent upstream.
-pub(super) async fn fence(state: &GatewayState, req: &ForwardRequest, candidate: &Candidate) -> Fence {
+/// Why a managed request may leave its leased connection `leased` for another
+/// one: the model is not served there, an attempt there failed in this pass
+/// (`failed` plan indices), or the engine rules it out now. `None`: it may not.
+fn move_reason(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    targets: &[Target<'_>],
+    failed: &[usize],
+    leased: &str,
+) -> Option<EndReason> {
+    let on_leased: Vec<usize> =
+        (0..req.plan.candidates.len()).filter(|&i| req.plan.candidates[i].connection.id == leased).collect();
+    if on_leased.is_empty() {
+        return Some(EndReason::ModelIneligible);
+    }
+    if on_leased.iter().any(|i| failed.contains(i)) {
+        return Some(EndReason::HealthOrCooldown);
+    }
+    let here: Vec<Target<'_>> = on_leased.iter().filter_map(|&i| targets.get(i).copied()).collect();
+    state.resilience.engine.filter(&here).eligible.is_empty().then_some(EndReason::HealthOrCooldown)
+}
+
+/// The final check before `candidate` is sent upstream (after the engine let the
+/// dispatch through).
+pub(super) async fn fence(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    targets: &[Target<'_>],
+    candidate: &Candidate,
+    failed: &[usize],
+) -> Fence {
     let book = &state.resilience.leases;
     let now = state.clock.now_wall();
     let target = candidate.connection.id.as_str();
@@ -150,12 +183,10 @@ pub(super) async fn fence(state: &GatewayState, req: &ForwardRequest, candidate:
             }
         }
     };
-    // The leased connection cannot serve this request: move the lease to this one.
-    let reason = if req.plan.candidates.iter().any(|c| c.connection.id == leased) {
-        EndReason::HealthOrCooldown
-    } else {
-        EndReason::ModelIneligible
-    };
+    // Leave the leased connection only when it cannot serve this request: a
+    // request whose order was made before another request of the same owner moved
+    // the lease must not move it back.
+    let Some(reason) = move_reason(state, req, targets, failed, &leased) else { return Fence::Skip };
     let to = (candidate.connection.provider.as_str(), target);
     match book.transition(held.holder(), held.generation, to, now, reason).await {
         Ok(TransitionOutcome::Moved(_) | TransitionOutcome::Same(_)) => {

@@ -44,6 +44,11 @@ impl SessionPass {
         self.failed.push(index);
     }
 
+    /// Plan indices whose attempt failed (or was taken out) in this pass.
+    pub(super) fn failed_indices(&self) -> &[usize] {
+        &self.failed
+    }
+
     /// Notes that `index` served the request (a success status).
     pub(super) fn served(&self, state: &GatewayState, req: &ForwardRequest, index: usize, now: UnixMillis) {
         let Some(session) = &req.session else { return };

@@ -117,17 +117,6 @@ pub enum TransitionOutcome {
     Busy,
 }
 
-/// Which active leases [`Store::end_leases`] ends.
-#[derive(Debug, Clone, Copy)]
-pub enum LeaseScope<'a> {
-    /// One lease by row id.
-    Id(i64),
-    /// Every lease held through a client key.
-    Key(&'a str),
-    /// Every lease on a connection.
-    Connection(&'a str),
-}
-
 const COLUMNS: &str = "id, owner_hash, api_key_id, provider, connection_id, generation, state, acquired_at, \
                        renewed_at, expires_at, end_reason";
 
@@ -352,16 +341,24 @@ impl Store {
     }
 
     /// The owner's latest row at `generation` through `holder`'s key, in any state.
+    /// A read: an ACTIVE row past its expiry is reported as EXPIRED without
+    /// taking the write lock (the next lease write records it).
     pub async fn lease_status(
         &self,
         holder: LeaseHolder<'_>,
         generation: i64,
         now: UnixMillis,
     ) -> StoreResult<Option<LeaseRow>> {
-        let mut tx = self.lease_tx(now).await?;
+        let mut tx = self.pool.begin().await?;
         let row = self.latest_in(&mut tx, holder, generation).await?;
         tx.commit().await?;
-        Ok(row)
+        Ok(row.map(|mut r| {
+            if r.state == LeaseState::Active && r.expires_at <= now {
+                r.state = LeaseState::Expired;
+                r.end_reason = Some("ttl-expired".to_owned());
+            }
+            r
+        }))
     }
 
     async fn latest_in(
@@ -426,34 +423,20 @@ impl Store {
         }
     }
 
-    /// Ends the active leases in `scope` as `state` with `reason`; returns the rows
-    /// it ended.
-    pub async fn end_leases(
+    /// Ends lease `id` (if active) as `state` with `reason`; returns the row it
+    /// ended.
+    pub async fn end_lease(
         &self,
-        scope: LeaseScope<'_>,
+        id: i64,
         state: LeaseState,
         reason: &str,
         now: UnixMillis,
-    ) -> StoreResult<Vec<LeaseRow>> {
+    ) -> StoreResult<Option<LeaseRow>> {
         let mut tx = self.lease_tx(now).await?;
-        let (column, value) = match scope {
-            LeaseScope::Id(id) => ("id", id.to_string()),
-            LeaseScope::Key(k) => ("api_key_id", k.to_owned()),
-            LeaseScope::Connection(c) => ("connection_id", c.to_owned()),
-        };
-        let sql = format!("SELECT {COLUMNS} FROM session_leases WHERE state = 'ACTIVE' AND {column} = ?");
-        let rows: Vec<LeaseRow> = match scope {
-            LeaseScope::Id(id) => sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(&mut *tx).await?,
-            _ => sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&value).fetch_all(&mut *tx).await?,
-        }
-        .iter()
-        .map(row_of)
-        .collect();
-        for row in &rows {
-            end_row(&mut tx, row.id, state, reason, now).await?;
-        }
+        let ended = end_row(&mut tx, id, state, reason, now).await?;
+        let row = if ended { by_id(&mut tx, id).await? } else { None };
         tx.commit().await?;
-        Ok(rows)
+        Ok(row)
     }
 
     /// Every ACTIVE row (some may be past their expiry until the next lease
@@ -530,6 +513,36 @@ mod tests {
         assert!(same_owner.as_ref().is_err_and(is_unique_violation), "{same_owner:?}");
         let bad_hash = insert("not-a-hash".to_owned(), "z").await;
         assert!(bad_hash.is_err(), "the owner column holds only SHA-256 hex");
+    }
+
+    #[tokio::test]
+    async fn a_refused_insert_or_move_is_reported_as_taken_not_as_an_error() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let s = store(dir.path()).await;
+        let (o1, o2) = (owner(1), owner(2));
+        let h1 = LeaseHolder { owner_hash: &o1, api_key_id: "k" };
+        let h2 = LeaseHolder { owner_hash: &o2, api_key_id: "k" };
+        assert!(matches!(
+            s.acquire_lease(h1, &slots(&["x"]), NOW, 1000).await,
+            Ok(AcquireOutcome::Acquired(_))
+        ));
+        assert!(matches!(
+            s.acquire_lease(h2, &slots(&["y"]), NOW, 1000).await,
+            Ok(AcquireOutcome::Acquired(_))
+        ));
+        // What another writer's insert would meet: the index, inside a transaction.
+        let mut tx = s.lease_tx(NOW).await.unwrap_or_else(|e| panic!("{e}"));
+        let refused =
+            insert_active(&mut tx, h2, ("anthropic", "x"), None, NOW, NOW, NOW.plus_millis(1000)).await;
+        assert!(matches!(refused, Ok(None)), "{refused:?}");
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+        let moved = s.transition_lease(h1, 1, ("anthropic", "y"), NOW, "health-or-cooldown").await;
+        assert!(matches!(moved, Ok(TransitionOutcome::Busy)), "{moved:?}");
+        // The refused move left the lease where it was.
+        let active = s.active_leases().await.unwrap_or_default();
+        let on: Vec<(&str, &str)> =
+            active.iter().map(|r| (r.owner_hash.as_str(), r.connection_id.as_str())).collect();
+        assert_eq!(on, [(o1.as_str(), "x"), (o2.as_str(), "y")]);
     }
 
     #[tokio::test]

@@ -24,9 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 pub use api_keys::ApiKeyRecord;
 pub use connections::ConnectionRecord;
-pub use leases::{
-    AcquireOutcome, LeaseHolder, LeaseRow, LeaseScope, LeaseSlot, LeaseState, TransitionOutcome,
-};
+pub use leases::{AcquireOutcome, LeaseHolder, LeaseRow, LeaseSlot, LeaseState, TransitionOutcome};
 pub use request_log::AttemptLogRow;
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
