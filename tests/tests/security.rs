@@ -236,15 +236,36 @@ async fn logs_never_contain_keys_tokens_or_lease_headers() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let up = FakeUpstream::start(Reply::json(503, json!({"error": {"message": "down"}}))).await;
-    let gw = TestGateway::start(&config(&up, "")).await;
-    for path in ["/v1/messages", "/v1/chat/completions"] {
+    let agent = "sy-lease-agent-SECRET-0001";
+    let leasing = format!(
+        "[[api_keys]]\nname = \"agent\"\nkey = \"{agent}\"\nscopes = [\"lease:exclusive\"]\n\
+         allowed_connections = [\"claude-a\", \"gpt\"]\n"
+    );
+    let gw = TestGateway::start(&config(&up, &leasing)).await;
+    // A lease, so the requests below pass the fence and reach the (failing) upstream.
+    let owner = "vlo_LEASEOWNERSECRETxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+    let acquired = gw
+        .http
+        .post(gw.url("/api/v1/session-leases"))
+        .bearer_auth(agent)
+        .header("x-switchyard-lease-owner", owner)
+        .json(&json!({"action": "acquire", "model": "anthropic/claude-x"}))
+        .send()
+        .await
+        .map(|r| r.status().as_u16());
+    assert_eq!(acquired.ok(), Some(200));
+    for (path, lease_owner) in [
+        ("/v1/messages", owner),
+        ("/v1/chat/completions", "vlo_LEASEOWNERSECRET-malformed"),
+        ("/v1/messages", "vlo_LEASEOWNERSECRETyyyyyyyyyyyyyyyyyyyyyyyyyyy"),
+    ] {
         let model = if path == "/v1/messages" { "claude-x" } else { "gpt-5" };
         let _ = gw
             .http
             .post(gw.url(path))
-            .bearer_auth(CLIENT_KEY)
-            .header("x-switchyard-lease-owner", "vlo_LEASEOWNERSECRET")
-            .header("x-switchyard-lease-generation", "3")
+            .bearer_auth(agent)
+            .header("x-switchyard-lease-owner", lease_owner)
+            .header("x-switchyard-lease-generation", "1")
             .json(&json!({"model": model, "messages": []}))
             .send()
             .await;
@@ -256,7 +277,7 @@ async fn logs_never_contain_keys_tokens_or_lease_headers() {
     let logs = String::from_utf8_lossy(&captured.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
         .into_owned();
     assert!(logs.contains("attempt.failed"), "the capture saw no gateway events:\n{logs}");
-    for secret in ["SECRET", CLIENT_KEY, MANAGEMENT_TOKEN, "LEASEOWNER"] {
+    for secret in ["SECRET", CLIENT_KEY, MANAGEMENT_TOKEN, "LEASEOWNER", agent] {
         assert!(!logs.contains(secret), "{secret} appeared in the logs:\n{logs}");
     }
 }
