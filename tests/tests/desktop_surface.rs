@@ -66,9 +66,9 @@ async fn the_summary_counts_attempts_and_lists_recent_failures() {
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
     gw.wait_for_log_rows(2).await;
     let summary = gw.mgmt_json("/api/monitoring/summary").await;
-    assert_eq!(summary["requestsLastHour"], 2, "{summary}");
-    assert_eq!(summary["errorsLastHour"], 1);
-    assert_eq!(summary["requestsLastDay"], 2);
+    assert_eq!(summary["attemptsLastHour"], 2, "{summary}");
+    assert_eq!(summary["failedAttemptsLastHour"], 1);
+    assert_eq!(summary["attemptsLastDay"], 2);
     let errors = summary["recentErrors"].as_array().cloned().unwrap_or_default();
     assert_eq!(errors.len(), 1);
     assert_eq!(errors[0]["status"], 500);

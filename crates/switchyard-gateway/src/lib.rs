@@ -21,11 +21,13 @@ pub mod oauth;
 pub mod proxy;
 pub mod request_log;
 pub mod resilience;
+pub mod routability;
 pub mod routing;
 pub mod secrets;
 pub mod server;
 pub mod sleeper;
 pub mod state;
 pub mod store;
+pub mod usage;
 
 pub use server::{Gateway, GatewayConfig, TokenSource};

@@ -15,7 +15,16 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{AttemptLogRow, Store};
+use crate::store::{AttemptLogRow, RequestLogRow, Store};
+
+/// What the writer writes: an upstream attempt, or a client request's outcome.
+#[derive(Debug)]
+pub enum LogRow {
+    /// One upstream attempt.
+    Attempt(AttemptLogRow),
+    /// One client request (boxed: its route trace is the larger row).
+    Request(Box<RequestLogRow>),
+}
 
 /// Queue capacity between the request path and the writer.
 const QUEUE_CAPACITY: usize = 16_384;
@@ -27,13 +36,22 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// Cheap handle for recording attempts.
 #[derive(Debug, Clone)]
 pub struct RequestLogSink {
-    tx: mpsc::Sender<AttemptLogRow>,
+    tx: mpsc::Sender<LogRow>,
     dropped: Arc<AtomicU64>,
 }
 
 impl RequestLogSink {
     /// Queues a row; drops it (and counts the drop) when the writer lags.
     pub fn record(&self, row: AttemptLogRow) {
+        self.send(LogRow::Attempt(row));
+    }
+
+    /// Queues a client request's outcome, like [`RequestLogSink::record`].
+    pub fn record_request(&self, row: RequestLogRow) {
+        self.send(LogRow::Request(Box::new(row)));
+    }
+
+    fn send(&self, row: LogRow) {
         if self.tx.try_send(row).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -46,11 +64,11 @@ pub fn spawn_writer(
     retention_rows: u32,
     shutdown: CancellationToken,
 ) -> (RequestLogSink, JoinHandle<()>) {
-    let (tx, mut rx) = mpsc::channel::<AttemptLogRow>(QUEUE_CAPACITY);
+    let (tx, mut rx) = mpsc::channel::<LogRow>(QUEUE_CAPACITY);
     let dropped = Arc::new(AtomicU64::new(0));
     let sink = RequestLogSink { tx, dropped: dropped.clone() };
     let handle = tokio::spawn(async move {
-        let mut batch: Vec<AttemptLogRow> = Vec::with_capacity(BATCH_MAX);
+        let mut batch: Vec<LogRow> = Vec::with_capacity(BATCH_MAX);
         let mut since_prune: usize = 0;
         loop {
             let first = tokio::select! {
@@ -78,9 +96,7 @@ pub fn spawn_writer(
             write_batch(&store, &mut batch).await;
             if since_prune >= 1_000 {
                 since_prune = 0;
-                if let Err(e) = store.prune_attempts(retention_rows).await {
-                    tracing::warn!(event = "request_log.prune_failed", error = %e);
-                }
+                prune(&store, retention_rows).await;
             }
         }
         // Shutdown: drain whatever is still queued.
@@ -88,18 +104,35 @@ pub fn spawn_writer(
             batch.push(row);
         }
         write_batch(&store, &mut batch).await;
-        if let Err(e) = store.prune_attempts(retention_rows).await {
-            tracing::warn!(event = "request_log.prune_failed", error = %e);
-        }
+        prune(&store, retention_rows).await;
     });
     (sink, handle)
 }
 
-async fn write_batch(store: &Store, batch: &mut Vec<AttemptLogRow>) {
-    if let Err(e) = store.insert_attempts(batch).await {
-        tracing::warn!(event = "request_log.write_failed", rows = batch.len(), error = %e);
+async fn prune(store: &Store, retention_rows: u32) {
+    if let Err(e) = store.prune_attempts(retention_rows).await {
+        tracing::warn!(event = "request_log.prune_failed", error = %e);
     }
-    batch.clear();
+    if let Err(e) = store.prune_requests(retention_rows).await {
+        tracing::warn!(event = "request_log.prune_failed", error = %e);
+    }
+}
+
+async fn write_batch(store: &Store, batch: &mut Vec<LogRow>) {
+    let mut attempts: Vec<AttemptLogRow> = Vec::new();
+    let mut requests: Vec<RequestLogRow> = Vec::new();
+    for row in batch.drain(..) {
+        match row {
+            LogRow::Attempt(a) => attempts.push(a),
+            LogRow::Request(r) => requests.push(*r),
+        }
+    }
+    if let Err(e) = store.insert_attempts(&attempts).await {
+        tracing::warn!(event = "request_log.write_failed", rows = attempts.len(), error = %e);
+    }
+    if let Err(e) = store.insert_requests(&requests).await {
+        tracing::warn!(event = "request_log.write_failed", rows = requests.len(), error = %e);
+    }
 }
 
 /// One attempt being timed. Finishing it queues the row; dropping it unfinished

@@ -69,6 +69,12 @@ pub struct ConnectionView {
     pub updated_at: UnixMillis,
     /// Claude OAuth connections: the usage-wall lane and limit-reset state.
     pub claude_wall: Option<crate::resilience::ClaudeWallView>,
+    /// Its one derived status: whether it routes now, and why not.
+    pub status: crate::routability::RoutabilityView,
+    /// Its latest Test, when one ran since the gateway started (or last changed it).
+    pub last_test: Option<crate::routability::LastTestView>,
+    /// Its account's usage windows, from the upstream's latest response headers.
+    pub usage: Option<crate::usage::UsageView>,
     /// Incremented by every change; also the `ETag`. Send it back as `If-Match`
     /// (REST) or `expectedVersion` (IPC) so a change made elsewhere is not lost.
     pub version: u64,
@@ -616,6 +622,8 @@ pub struct HealthView {
     pub connections_out_of_rotation: u32,
     /// Active model lockouts.
     pub active_lockouts: u32,
+    /// Every connection's derived status, in routing order.
+    pub connections: Vec<crate::routability::ConnectionRoutabilityView>,
     /// Every Claude OAuth connection's usage-wall state.
     pub claude_accounts: Vec<ClaudeAccountView>,
 }

@@ -9,10 +9,14 @@
 
 pub mod api;
 pub mod error_code;
+pub mod presets;
+pub mod requests;
 pub mod resilience;
+pub mod routability;
 pub mod settings;
 pub mod status;
 pub mod time;
+pub mod usage;
 pub mod wire;
 
 pub use error_code::ErrorCode;

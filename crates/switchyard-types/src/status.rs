@@ -36,14 +36,18 @@ pub struct RoutingPauseRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct MonitoringSummaryView {
-    /// Upstream attempts started in the last hour.
-    pub requests_last_hour: u32,
-    /// Of those, attempts that failed.
-    pub errors_last_hour: u32,
+    /// Client requests in the last hour and their outcomes, as the agents saw them.
+    pub clients_last_hour: crate::requests::RequestCountsView,
+    /// Client requests in the last 24 hours and their outcomes.
+    pub clients_last_day: crate::requests::RequestCountsView,
+    /// Upstream attempts started in the last hour (one request may take several).
+    pub attempts_last_hour: u32,
+    /// Of those, attempts that failed (absorbed by failover or not).
+    pub failed_attempts_last_hour: u32,
     /// Upstream attempts started in the last 24 hours.
-    pub requests_last_day: u32,
+    pub attempts_last_day: u32,
     /// Of those, attempts that failed.
-    pub errors_last_day: u32,
+    pub failed_attempts_last_day: u32,
     /// The latest failed attempts, newest first (at most 10).
     pub recent_errors: Vec<RequestLogEntryView>,
 }

@@ -1,6 +1,7 @@
 //! Connections (REST: `/api/providers`).
 
 use switchyard_types::api::{ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult, ConnectionView};
+use switchyard_types::presets::ProviderPresetView;
 use tauri::State;
 
 use super::call;
@@ -66,4 +67,11 @@ pub async fn connections_delete(
 #[specta::specta]
 pub async fn connections_test(host: State<'_, GatewayHost>, id: String) -> IpcResult<ConnectionTestResult> {
     call(host, |m| async move { m.test_connection(&id).await }).await
+}
+
+/// The provider presets, with the base URLs in force (`GET /api/presets`).
+#[tauri::command]
+#[specta::specta]
+pub async fn presets_list(host: State<'_, GatewayHost>) -> IpcResult<Vec<ProviderPresetView>> {
+    call(host, |m| async move { Ok(m.presets()) }).await
 }

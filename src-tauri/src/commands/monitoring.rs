@@ -6,6 +6,7 @@ use switchyard_types::api::{
     HealthView, LeaseReleased, LeasesView, LogsQuery, RateLimitToggle, RateLimitToggleResult, RateLimitsView,
     RequestLogEntryView, SessionPinsClear, SessionPinsCleared, SessionPinsView,
 };
+use switchyard_types::requests::{RequestDetailView, RequestEntryView, RequestsQuery};
 use switchyard_types::status::MonitoringSummaryView;
 use tauri::State;
 
@@ -92,4 +93,23 @@ pub async fn leases_list(host: State<'_, GatewayHost>) -> IpcResult<LeasesView> 
 #[specta::specta]
 pub async fn leases_release(host: State<'_, GatewayHost>, id: u32) -> IpcResult<LeaseReleased> {
     call(host, |m| async move { m.release_lease(id).await }).await
+}
+
+/// Client requests, newest first, filtered (`GET /api/requests`).
+#[tauri::command]
+#[specta::specta]
+pub async fn requests_list(
+    host: State<'_, GatewayHost>,
+    query: Doc<RequestsQuery>,
+) -> IpcResult<Vec<RequestEntryView>> {
+    let query = query.parse()?;
+    call(host, |m| async move { m.requests(query).await }).await
+}
+
+/// One client request: its attempts and why it went where it went
+/// (`GET /api/requests/{id}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn request_get(host: State<'_, GatewayHost>, request_id: String) -> IpcResult<RequestDetailView> {
+    call(host, |m| async move { m.request_detail(&request_id).await }).await
 }

@@ -80,6 +80,15 @@ export const commands = {
 	 *  (`DELETE /api/leases/{id}`).
 	 */
 	leasesRelease: (id: number) => typedError<LeaseReleased, IpcError>(__TAURI_INVOKE("leases_release", { id })),
+	/**  Client requests, newest first, filtered (`GET /api/requests`). */
+	requestsList: (query: RequestsQuery) => typedError<RequestEntryView[], IpcError>(__TAURI_INVOKE("requests_list", { query })),
+	/**
+	 *  One client request: its attempts and why it went where it went
+	 *  (`GET /api/requests/{id}`).
+	 */
+	requestGet: (requestId: string) => typedError<RequestDetailView, IpcError>(__TAURI_INVOKE("request_get", { requestId })),
+	/**  The provider presets, with the base URLs in force (`GET /api/presets`). */
+	presetsList: () => typedError<ProviderPresetView[], IpcError>(__TAURI_INVOKE("presets_list")),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -266,6 +275,19 @@ export type BreakersChanged = {
 	/**  When the change was published. */
 	at: UnixMillis,
 };
+
+/**  What happened to one candidate of a request. */
+export type CandidateFate = 
+/**  Ruled out before dispatch (breaker, cooldown, lockout, terminal). */
+"excluded" | 
+/**  Held by another agent's exclusive lease. */
+"leased" | 
+/**  An attempt was made and failed over. */
+"failed" | 
+/**  The attempt whose answer went to the client. */
+"served" | 
+/**  Eligible but never reached (an earlier candidate answered). */
+"not-reached";
 
 /**  One Claude OAuth connection's usage-wall state, in the health document. */
 export type ClaudeAccountView = {
@@ -645,6 +667,18 @@ export type ConnectionPatch = {
 	providerSpecific?: Value | null,
 };
 
+/**  One connection's status, for the health API and the tray. */
+export type ConnectionRoutabilityView = {
+	/**  Connection id. */
+	id: string,
+	/**  Display name. */
+	name: string,
+	/**  Provider id. */
+	provider: string,
+	/**  Its status. */
+	status: RoutabilityView,
+};
+
 /**  A connection's cooldown status. */
 export type ConnectionStatus = 
 /**  Routable. */
@@ -724,6 +758,12 @@ export type ConnectionView = {
 	updatedAt: UnixMillis,
 	/**  Claude OAuth connections: the usage-wall lane and limit-reset state. */
 	claudeWall: ClaudeWallView | null,
+	/**  Its one derived status: whether it routes now, and why not. */
+	status: RoutabilityView,
+	/**  Its latest Test, when one ran since the gateway started (or last changed it). */
+	lastTest: LastTestView | null,
+	/**  Its account's usage windows, from the upstream's latest response headers. */
+	usage: UsageView | null,
 	/**
 	 *  Incremented by every change; also the `ETag`. Send it back as `If-Match`
 	 *  (REST) or `expectedVersion` (IPC) so a change made elsewhere is not lost.
@@ -1056,6 +1096,8 @@ export type HealthView = {
 	connectionsOutOfRotation: number,
 	/**  Active model lockouts. */
 	activeLockouts: number,
+	/**  Every connection's derived status, in routing order. */
+	connections: ConnectionRoutabilityView[],
 	/**  Every Claude OAuth connection's usage-wall state. */
 	claudeAccounts: ClaudeAccountView[],
 };
@@ -1074,6 +1116,16 @@ export type IpcError = {
 export type LanesChanged = {
 	/**  When the change was published. */
 	at: UnixMillis,
+};
+
+/**  The outcome of the latest `POST /api/providers/{id}/test`. */
+export type LastTestView = {
+	/**  When it ran. */
+	at: UnixMillis,
+	/**  Whether the upstream accepted the credentials. */
+	ok: boolean,
+	/**  What happened, in words. */
+	message: string,
 };
 
 /**  The answer to `DELETE /api/leases/{id}`. */
@@ -1220,14 +1272,18 @@ export type ModelLockoutView = {
 
 /**  `GET /api/monitoring/summary`: request counts and the latest errors. */
 export type MonitoringSummaryView = {
-	/**  Upstream attempts started in the last hour. */
-	requestsLastHour: number,
-	/**  Of those, attempts that failed. */
-	errorsLastHour: number,
+	/**  Client requests in the last hour and their outcomes, as the agents saw them. */
+	clientsLastHour: RequestCountsView,
+	/**  Client requests in the last 24 hours and their outcomes. */
+	clientsLastDay: RequestCountsView,
+	/**  Upstream attempts started in the last hour (one request may take several). */
+	attemptsLastHour: number,
+	/**  Of those, attempts that failed (absorbed by failover or not). */
+	failedAttemptsLastHour: number,
 	/**  Upstream attempts started in the last 24 hours. */
-	requestsLastDay: number,
+	attemptsLastDay: number,
 	/**  Of those, attempts that failed. */
-	errorsLastDay: number,
+	failedAttemptsLastDay: number,
 	/**  The latest failed attempts, newest first (at most 10). */
 	recentErrors: RequestLogEntryView[],
 };
@@ -1343,6 +1399,28 @@ export type ProviderHealthView = {
 	enabledConnections: number,
 };
 
+/**  One preset. */
+export type ProviderPresetView = {
+	/**  Stable preset id (`glm`, `glm-anthropic`, `ollama`, ...). */
+	id: string,
+	/**  What the form shows. */
+	label: string,
+	/**  The provider id the connection gets (its breaker's scope). */
+	provider: string,
+	/**  The wire format of the endpoint. */
+	apiFormat: ApiFormat,
+	/**  How it authenticates. */
+	authKind: AuthKind,
+	/**  The base URL in force. */
+	baseUrl: string,
+	/**  Models it serves, most useful first. */
+	models: string[],
+	/**  Where the user gets a key, in words (empty when none is needed). */
+	keyHint: string,
+	/**  A Claude subscription account: added by importing the Claude Code login, not by key. */
+	claudeLogin: boolean,
+};
+
 /**
  *  Per-connection flow-control overrides (SPEC §2, §4.6). Absent fields fall back
  *  to the settings document.
@@ -1400,6 +1478,61 @@ export type RateLimitsView = {
 	providers: ProviderGateView[],
 };
 
+/**  Client requests and their outcomes over a period (the Overview's agent view). */
+export type RequestCountsView = {
+	/**  Client requests. */
+	requests: number,
+	/**  Served on the first attempt. */
+	served: number,
+	/**  Served after failover absorbed failed attempts. */
+	servedAfterFailover: number,
+	/**  Answered with an error (gateway refusals, failed, upstream-rejected). */
+	errors: number,
+	/**  Upstream attempts made for them. */
+	attempts: number,
+	/**  Attempts that failed (absorbed or not). */
+	failedAttempts: number,
+};
+
+/**  `GET /api/requests/{id}`: the request, its attempts and its route. */
+export type RequestDetailView = {
+	/**  The request. */
+	request: RequestEntryView,
+	/**  Its upstream attempts, in order. */
+	attempts: RequestLogEntryView[],
+	/**  Why it went where it went. */
+	route: RouteTraceView,
+};
+
+/**  One client request. */
+export type RequestEntryView = {
+	/**  The request id (also the attempts' `requestId`). */
+	requestId: string,
+	/**  When it arrived. */
+	at: UnixMillis,
+	/**  The client key's id. */
+	apiKeyId: string | null,
+	/**  The client route. */
+	route: string,
+	/**  The model the client asked for. */
+	model: string,
+	/**  The status the client received. */
+	status: number,
+	/**  How it ended. */
+	outcome: RequestOutcome,
+	/**  The gateway's error code, when the gateway answered the error itself. */
+	errorCode: string | null,
+	/**  The connection that served it (or whose error was relayed). */
+	connection: string | null,
+	/**  Upstream attempts made. */
+	attempts: number,
+	/**
+	 *  Milliseconds until the answer's headers (the stream may run longer; its
+	 *  attempt row has the full time and bytes).
+	 */
+	latencyMs: number,
+};
+
 /**  One upstream attempt in the request log. */
 export type RequestLogEntryView = {
 	/**  Row id (increasing). */
@@ -1430,6 +1563,22 @@ export type RequestLogEntryView = {
 	 */
 	errorKind: string | null,
 };
+
+/**  How a client request ended, as the agent saw it. */
+export type RequestOutcome = 
+/**  Served by its first attempt. */
+"served" | 
+/**  Served after one or more failed attempts were absorbed by failover. */
+"served-after-failover" | 
+/**  Relayed an upstream error the request itself caused (400, 404, 422 ...). */
+"upstream-rejected" | 
+/**
+ *  Answered by the gateway without any upstream attempt (every target cooling,
+ *  a lease, a queue timeout, a bad request ...).
+ */
+"refused-by-gateway" | 
+/**  Every attempt failed. */
+"failed";
 
 /**  Partial [`RequestQueueSettings`]. */
 export type RequestQueuePatch = {
@@ -1463,6 +1612,26 @@ export type RequestQueueSettings = {
 	 *  Each attempt holds a slot until its answer ends (the last byte of a stream).
 	 */
 	globalConcurrentRequests?: number,
+};
+
+/**  Query of `GET /api/requests` (newest first). */
+export type RequestsQuery = {
+	/**  At most this many (1–1000, default 100). */
+	limit?: number | null,
+	/**  Only requests that arrived before this one (paging), by request id. */
+	before?: string | null,
+	/**  `ok` (2xx), `error` (anything else), or one status code (`429`). */
+	status?: string | null,
+	/**  Only requests served by (or last tried on) this connection. */
+	connection?: string | null,
+	/**  Only requests for this model (as the client named it). */
+	model?: string | null,
+	/**  Only requests of this client key id. */
+	key?: string | null,
+	/**  Only requests at or after this instant. */
+	since?: UnixMillis | null,
+	/**  Only requests before this instant. */
+	until?: UnixMillis | null,
 };
 
 /**  The whole resilience settings document. */
@@ -1522,6 +1691,76 @@ export type ResilienceSettingsPatch = {
 	providerErrorRules?: ProviderErrorRule[] | null,
 	/**  Replaces the provider caps. */
 	providerConcurrency?: { [key in string]: number } | null,
+};
+
+/**  What decides a connection's status, most severe first. */
+export type RoutabilityState = 
+/**  Switched off by the user. */
+"disabled" | 
+/**  Routing is paused for the whole gateway. */
+"paused" | 
+/**  Out until the user acts: banned, credentials expired, credits exhausted. */
+"terminal" | 
+/**  Its provider's breaker is open: no connection of the provider is tried. */
+"breaker-open" | 
+/**  The connection is cooling down after an upstream refusal. */
+"cooling" | 
+/**  Its last Test failed (and nothing has succeeded on it since). */
+"test-failed" | 
+/**  Its provider's breaker lets one probe through at a time. */
+"breaker-half-open" | 
+/**  Some of its models are locked out; the others route. */
+"models-locked" | 
+/**  A Claude account in the usage wall's low-priority lane: it routes, slowly. */
+"usage-wall" | 
+/**  In rotation. */
+"routable";
+
+/**  A connection's derived status. */
+export type RoutabilityView = {
+	/**  The deciding state. */
+	state: RoutabilityState,
+	/**  Whether a request for one of its models could be dispatched to it now. */
+	routable: boolean,
+	/**  A short badge text ("Cooling", "Breaker open", ...). */
+	label: string,
+	/**  One sentence in words: why, and what happens next. */
+	detail: string,
+	/**  When the deciding state ends by itself, if it does. */
+	until: UnixMillis | null,
+	/**  Models (or quota families) locked out on it now. */
+	lockedModels: string[],
+};
+
+/**  One candidate of a request's plan. */
+export type RouteCandidateView = {
+	/**  Provider id. */
+	provider: string,
+	/**  Connection id. */
+	connection: string,
+	/**  Upstream model id. */
+	model: string,
+	/**  What happened to it. */
+	fate: CandidateFate,
+	/**  Why, in words, when it was excluded or failed. */
+	reason: string | null,
+	/**  Its place in the order tried (1 = first), when it was eligible. */
+	rank: number | null,
+};
+
+/**  Why a request went where it went. */
+export type RouteTraceView = {
+	/**  How the model name matched (`combo 'team'`, `alias 'fast' → ...`, `provider/model`, `catalogue`). */
+	resolvedAs: string,
+	/**  The strategy that ordered the candidates (`priority`, `round-robin`, ...). */
+	strategy: string,
+	/**  Every candidate in plan order. */
+	candidates: RouteCandidateView[],
+	/**
+	 *  Further decisions in words (session pinned to a connection, exclusive
+	 *  lease, a wait for a slot or a cooldown).
+	 */
+	notes: string[],
 };
 
 /**  Routing was paused or resumed. */
@@ -1684,6 +1923,44 @@ export type ToggleSettingsPatch = {
  *  `number | null`, since NaN serialises as null. serde writes the full `i64`.)
  */
 export type UnixMillis = number;
+
+/**  Which headers a usage reading came from. */
+export type UsageSource = 
+/**  `anthropic-ratelimit-unified-*` (Claude subscription accounts). */
+"claude-unified" | 
+/**  `x-codex-*` (ChatGPT / Codex accounts). */
+"codex";
+
+/**  A connection's latest usage reading. */
+export type UsageView = {
+	/**  Which headers it came from. */
+	source: UsageSource,
+	/**  When the response carrying it arrived. */
+	observedAt: UnixMillis,
+	/**  The account-wide status word (`allowed`, `allowed_warning`, `rejected`). */
+	status: string | null,
+	/**  The window the upstream says is binding (`5h`, `7d`), when it says. */
+	bindingWindow: string | null,
+	/**  The windows, shortest first. */
+	windows: UsageWindowView[],
+};
+
+/**  One usage window. */
+export type UsageWindowView = {
+	/**  `5h`, `7d` (Claude); `primary`, `secondary` (Codex). */
+	window: string,
+	/**  The window's length in minutes, when known (300 for 5 hours). */
+	windowMinutes: number | null,
+	/**  Share used, in tenths of a percent (0–1000; more when over the limit). */
+	usedPermille: number,
+	/**  When the window resets. */
+	resetsAt: UnixMillis | null,
+	/**
+	 *  The upstream's status word for this window (`allowed`, `allowed_warning`,
+	 *  `rejected`), when it sends one.
+	 */
+	status: string | null,
+};
 
 /**  One problem with a submitted document. */
 export type ValidationIssue = {

@@ -16,7 +16,7 @@ use super::guard::authenticate;
 use crate::affinity::session_of;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
 use crate::leases::owner::claim_from;
-use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward, lease};
+use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward, lease, refused_row};
 use crate::routing::UpstreamEndpoint;
 use crate::state::AppState;
 
@@ -63,9 +63,21 @@ pub fn post_handler(ep: &'static Endpoint) -> MethodRouter<AppState> {
               uri: Uri,
               headers: HeaderMap,
               body: Body| async move {
-            match prepare_and_forward(&state, Some(peer), &uri, headers, body, ep).await {
+            let mut seen = Refusal::default();
+            match prepare_and_forward(&state, Some(peer), &uri, headers, body, ep, &mut seen).await {
                 Ok(response) => response,
-                Err(e) => e.into_response(),
+                Err(e) => {
+                    let response = e.into_response();
+                    let at = state.clock.now_wall();
+                    state.log.record_request(refused_row(
+                        ep.route,
+                        at,
+                        seen.api_key_id,
+                        seen.model,
+                        &response,
+                    ));
+                    response
+                }
             }
         },
     )
@@ -86,6 +98,14 @@ pub async fn hello() -> impl IntoResponse {
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], "{\"ok\":true}")
 }
 
+/// What a request refused before forwarding had shown of itself by then, for its
+/// row in the request log.
+#[derive(Debug, Default)]
+struct Refusal {
+    api_key_id: Option<String>,
+    model: String,
+}
+
 async fn prepare_and_forward(
     state: &AppState,
     peer: Option<SocketAddr>,
@@ -93,6 +113,7 @@ async fn prepare_and_forward(
     headers: HeaderMap,
     body: Body,
     ep: &Endpoint,
+    seen: &mut Refusal,
 ) -> Result<Response, Rendered> {
     let format = ErrorFormat::Client(ep.format);
     if state.management.control().is_paused() {
@@ -108,6 +129,7 @@ async fn prepare_and_forward(
     require_json_content_type(&headers).map_err(|e| Rendered(e, format))?;
     let table = state.routing.load();
     let key = authenticate(&table, &headers, peer).map_err(|e| Rendered(e, format))?;
+    seen.api_key_id = key.as_ref().map(|k| k.id.clone());
     let lease = match claim_from(&headers).map_err(|e| Rendered(e, format))? {
         Some(claim) => Some(
             lease::admit(state, claim, key.as_deref(), state.clock.now_wall())
@@ -118,6 +140,7 @@ async fn prepare_and_forward(
     let bytes =
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
+    body.model().clone_into(&mut seen.model);
     let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;

@@ -108,6 +108,9 @@ pub fn router() -> Router<AppState> {
         .route("/api/resilience/model-cooldowns", get(lockouts_list).delete(lockouts_clear))
         .route("/api/resilience/model-lockout", get(model_lockout_get).patch(model_lockout_patch))
         .route("/api/logs", get(logs))
+        .route("/api/requests", get(requests_list))
+        .route("/api/requests/{id}", get(request_detail))
+        .route("/api/presets", get(presets_list))
         .route("/api/rate-limits", get(rate_limits).post(rate_limits_set))
         .route("/api/sessions", get(sessions_list).delete(sessions_clear))
         .route("/api/leases", get(leases_list))
@@ -215,6 +218,27 @@ async fn gateway_set_paused(
     ApiJson(req): ApiJson<RoutingPauseRequest>,
 ) -> ApiResult {
     ok(s.management.set_paused(req))
+}
+
+async fn requests_list(
+    State(s): State<AppState>,
+    query: Result<Query<switchyard_types::requests::RequestsQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult {
+    let Query(query) = query.map_err(|e| {
+        GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
+            path: String::new(),
+            message: e.body_text(),
+        }])
+    })?;
+    ok(s.management.requests(query).await?)
+}
+
+async fn request_detail(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
+    ok(s.management.request_detail(&id).await?)
+}
+
+async fn presets_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.presets())
 }
 
 async fn logs(

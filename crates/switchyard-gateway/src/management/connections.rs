@@ -10,9 +10,11 @@ use switchyard_types::{ApiFormat, AuthKind, ErrorCode};
 use super::validate::{self, Issues};
 use super::{ManagementService, MgmtResult, check_version};
 use crate::errors::GatewayError;
+use crate::routability::{ConnectionFacts, Inputs, derive};
 use crate::routing::Connection;
 use crate::routing::connection::effective_base_url;
 use crate::store::ConnectionRecord;
+use switchyard_types::routability::LastTestView;
 
 /// What an upsert did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,16 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         created_at: r.created_at,
         updated_at: r.updated_at,
         claude_wall: None,
+        status: switchyard_types::routability::RoutabilityView {
+            state: switchyard_types::routability::RoutabilityState::Routable,
+            routable: true,
+            label: String::new(),
+            detail: String::new(),
+            until: None,
+            locked_models: Vec::new(),
+        },
+        last_test: None,
+        usage: None,
         version: u64::try_from(r.version).unwrap_or(0),
     }
 }
@@ -81,21 +93,32 @@ fn check_record(r: &ConnectionRecord, issues: &mut Issues) {
 impl ManagementService {
     /// All connections in routing order.
     pub async fn list_connections(&self) -> MgmtResult<Vec<ConnectionView>> {
-        Ok(self.store.list_connections().await?.iter().map(|r| self.full_view(r)).collect())
+        let inputs = self.routability_inputs();
+        Ok(self.store.list_connections().await?.iter().map(|r| self.full_view(r, &inputs)).collect())
     }
 
-    /// The view with live state (the Claude usage wall) filled in.
-    fn full_view(&self, r: &ConnectionRecord) -> ConnectionView {
+    /// One snapshot of what decides connections' statuses.
+    pub(super) fn routability_inputs(&self) -> Inputs {
+        Inputs::gather(&self.resilience, &self.claude_wall, self.control.is_paused(), self.clock.now_wall())
+    }
+
+    /// The view with live state filled in: its derived status, its last Test, its
+    /// usage windows and (Claude accounts) the usage wall.
+    fn full_view(&self, r: &ConnectionRecord, inputs: &Inputs) -> ConnectionView {
         let mut v = view(r);
         if is_claude_oauth(r) {
-            v.claude_wall = Some(self.claude_wall.view(&r.id, self.clock.now_wall()));
+            v.claude_wall = Some(self.claude_wall.view(&r.id, inputs.now));
         }
+        v.status = derive(ConnectionFacts { id: &r.id, provider: &r.provider, enabled: r.enabled }, inputs);
+        v.last_test = self.resilience.tests.latest(&r.id);
+        v.usage = self.resilience.usage.latest(&r.id);
         v
     }
 
     /// One connection.
     pub async fn get_connection(&self, id: &str) -> MgmtResult<ConnectionView> {
-        self.store.get_connection(id).await?.map(|r| self.full_view(&r)).ok_or_else(|| missing(id))
+        let inputs = self.routability_inputs();
+        self.store.get_connection(id).await?.map(|r| self.full_view(&r, &inputs)).ok_or_else(|| missing(id))
     }
 
     /// Builds and validates a record from a create request, keeping `created_at`
@@ -149,7 +172,8 @@ impl ManagementService {
         let record = self.record_from_request(req, None)?;
         self.store.put_connection(&record, None).await?;
         self.reload().await?;
-        Ok(view(&record))
+        let inputs = self.routability_inputs();
+        Ok(self.full_view(&record, &inputs))
     }
 
     /// Creates or replaces a connection by id, writing nothing when the stored row
@@ -246,6 +270,8 @@ impl ManagementService {
         r.updated_at = self.clock.now_wall();
         self.store.put_connection(&r, Some(r.version)).await?;
         r.version += 1;
+        // An edited connection is not the one its last Test judged.
+        self.resilience.tests.forget(&r.id);
         self.reload().await?;
         if before != (r.auth_kind, r.api_key.clone(), r.access_token.clone()) {
             // The old secret must not stay readable in the log's old pages.
@@ -253,7 +279,8 @@ impl ManagementService {
             // New credentials lift every cooldown and terminal state of the connection.
             self.resilience.engine.reset_connection(&r.id);
         }
-        Ok(view(&r))
+        let inputs = self.routability_inputs();
+        Ok(self.full_view(&r, &inputs))
     }
 
     /// Deletes a connection (`412` when `expected` is not the stored version).
@@ -269,6 +296,7 @@ impl ManagementService {
         self.store.scrub().await?;
         // Its sessions are placed afresh on their next request.
         self.resilience.affinity.clear(Some(id));
+        self.resilience.tests.forget(id);
         self.store.delete_session_pins(Some(id)).await?;
         self.reload().await
     }
@@ -287,7 +315,7 @@ impl ManagementService {
         let started = tokio::time::Instant::now();
         let sent = self.http.get(url).headers(headers).timeout(Duration::from_secs(15)).send().await;
         let latency_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        Ok(match sent {
+        let result = match sent {
             Ok(resp) => {
                 let status = resp.status();
                 if status.is_success() {
@@ -316,7 +344,15 @@ impl ManagementService {
                     "the request to the upstream failed".to_owned()
                 },
             },
-        })
+        };
+        let at = self.clock.now_wall();
+        let message = match result.status {
+            Some(status) if !result.ok => format!("{} (HTTP {status})", result.message),
+            _ => result.message.clone(),
+        };
+        self.resilience.tests.record(id, LastTestView { at, ok: result.ok, message });
+        self.control.notify(switchyard_types::status::ChangeTopic::Connections);
+        Ok(result)
     }
 }
 

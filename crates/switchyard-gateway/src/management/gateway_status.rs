@@ -35,10 +35,12 @@ impl ManagementService {
         let counts =
             self.store.count_attempts(now.plus_millis(-HOUR_MS), now.plus_millis(-24 * HOUR_MS)).await?;
         Ok(MonitoringSummaryView {
-            requests_last_hour: counts.recent,
-            errors_last_hour: counts.recent_failed,
-            requests_last_day: counts.since,
-            errors_last_day: counts.since_failed,
+            clients_last_hour: self.store.count_requests(now.plus_millis(-HOUR_MS)).await?,
+            clients_last_day: self.store.count_requests(now.plus_millis(-24 * HOUR_MS)).await?,
+            attempts_last_hour: counts.recent,
+            failed_attempts_last_hour: counts.recent_failed,
+            attempts_last_day: counts.since,
+            failed_attempts_last_day: counts.since_failed,
             recent_errors: self.store.list_failed_attempts(RECENT_ERRORS).await?,
         })
     }

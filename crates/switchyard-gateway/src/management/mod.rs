@@ -22,6 +22,7 @@ mod gateway_status;
 mod import;
 mod leases;
 mod monitoring;
+pub mod presets;
 mod resilience_ops;
 mod routes;
 pub mod validate;
@@ -192,6 +193,7 @@ impl ManagementService {
         let table =
             RoutingTable::build(&connections, &keys, &combos, &aliases, gateway, &self.resilience.flow);
         self.claude_wall.retain(&|id| table.by_id.contains_key(id));
+        self.resilience.usage.retain(&|id| table.by_id.contains_key(id));
         let table = Arc::new(table);
         self.routing.store(table.clone());
         if !self.defer_reload {

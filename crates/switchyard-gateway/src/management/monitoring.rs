@@ -9,6 +9,10 @@ use switchyard_types::api::{
 use super::validate::Issues;
 use super::{ManagementService, MgmtResult};
 use crate::errors::GatewayError;
+use crate::routability::{ConnectionFacts, derive};
+use switchyard_types::ErrorCode;
+use switchyard_types::requests::{RequestDetailView, RequestEntryView, RequestsQuery};
+use switchyard_types::routability::ConnectionRoutabilityView;
 
 impl ManagementService {
     /// The basic health document: liveness and per-provider connection counts.
@@ -20,19 +24,30 @@ impl ManagementService {
             entry.0 += 1;
             entry.1 += u32::from(conn.enabled);
         }
+        let inputs = self.routability_inputs();
+        let statuses: Vec<ConnectionRoutabilityView> = self
+            .store
+            .list_connections()
+            .await?
+            .iter()
+            .map(|r| ConnectionRoutabilityView {
+                id: r.id.clone(),
+                name: r.name.clone(),
+                provider: r.provider.clone(),
+                status: derive(
+                    ConnectionFacts { id: &r.id, provider: &r.provider, enabled: r.enabled },
+                    &inputs,
+                ),
+            })
+            .collect();
         Ok(HealthView {
             status: "ok".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             listen: self.listen.clone(),
             uptime_ms: self.started_at.elapsed().as_millis() as f64,
             breakers: self.resilience.engine.breakers(),
-            connections_out_of_rotation: self
-                .resilience
-                .engine
-                .cooldowns(None)
-                .iter()
-                .filter(|c| c.status != switchyard_types::resilience::ConnectionStatus::Active)
-                .count() as u32,
+            connections_out_of_rotation: statuses.iter().filter(|c| !c.status.routable).count() as u32,
+            connections: statuses,
             active_lockouts: self.resilience.engine.lockouts().len() as u32,
             claude_accounts: self
                 .claude_wall
@@ -65,5 +80,36 @@ impl ManagementService {
             return Err(GatewayError::validation(issues.0));
         }
         Ok(self.store.list_attempts(limit, query.before_id.map(|b| b as i64)).await?)
+    }
+
+    /// `GET /api/requests`: client requests, newest first, filtered.
+    pub async fn requests(&self, query: RequestsQuery) -> MgmtResult<Vec<RequestEntryView>> {
+        let mut issues = Issues::default();
+        if query.limit.is_some_and(|l| !(1..=1000).contains(&l)) {
+            issues.add("/limit", "must be between 1 and 1000");
+        }
+        if let Some(status) = query.status.as_deref()
+            && status != "ok"
+            && status != "error"
+            && !status.parse::<u16>().is_ok_and(|s| (100..=599).contains(&s))
+        {
+            issues.add("/status", "must be 'ok', 'error' or an HTTP status code");
+        }
+        if !issues.is_empty() {
+            return Err(GatewayError::validation(issues.0));
+        }
+        Ok(self.store.list_requests(&query).await?)
+    }
+
+    /// `GET /api/requests/{id}`: one request, its attempts and its route.
+    pub async fn request_detail(&self, request_id: &str) -> MgmtResult<RequestDetailView> {
+        let (request, route) = self.store.get_request(request_id).await?.ok_or_else(|| {
+            GatewayError::new(
+                ErrorCode::NotFound,
+                format!("request '{request_id}' is not in the log (never made, or pruned by retention)"),
+            )
+        })?;
+        let attempts = self.store.list_attempts_of(request_id).await?;
+        Ok(RequestDetailView { request, attempts, route })
     }
 }

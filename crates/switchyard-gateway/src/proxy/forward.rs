@@ -23,6 +23,7 @@ use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
 use super::lease::{self, Fence, HeldLease};
 use super::session::SessionPass;
+use super::trace::Trace;
 use crate::affinity::SessionKey;
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::connection::pace_budget_ms;
@@ -95,7 +96,15 @@ enum Pass {
     },
 }
 
+/// The candidate loop, then the request's row for the log (its outcome and route).
 async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
+    let mut trace = Trace::new(req.plan.candidates.len(), state.clock.now_wall());
+    let response = candidate_passes(state, req, &mut trace).await;
+    state.log.record_request(trace.finish(req, &response));
+    response
+}
+
+async fn candidate_passes(state: &GatewayState, req: &ForwardRequest, trace: &mut Trace) -> Response {
     let format = ErrorFormat::Client(req.format);
     let settings = state.resilience.settings();
     let mut combo_wait = ComboWait::for_request(&settings.combo_cooldown_wait, req.plan.combo.is_some());
@@ -103,7 +112,7 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
     // The usage wall's wait budget spans all of this request's retries.
     let mut wall_wait = WaitWindow::default();
     loop {
-        let (error, until) = match pass(state, req, &mut wall_wait).await {
+        let (error, until) = match pass(state, req, &mut wall_wait, trace).await {
             Pass::Done(response) => return response,
             Pass::Transient { error, until } => (error, until),
         };
@@ -117,6 +126,11 @@ async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
                         request_id = %req.request_id,
                         wait_ms = delay.as_millis() as u64,
                     );
+                    trace.note(format!(
+                        "every target was briefly rate limited: waited {} ms for the first to come back \
+                         (comboCooldownWait)",
+                        delay.as_millis()
+                    ));
                     let _waiting = req.waits.enter();
                     state.sleeper.sleep(delay).await;
                 }
@@ -145,7 +159,12 @@ fn combo_refusal(req: &ForwardRequest, now: UnixMillis, until: UnixMillis) -> Ga
 
 /// Filters the candidates, then tries the eligible ones in strategy order, taking
 /// free slots first and waiting for one only when every candidate is full.
-async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWindow) -> Pass {
+async fn pass(
+    state: &GatewayState,
+    req: &ForwardRequest,
+    wall_wait: &mut WaitWindow,
+    trace: &mut Trace,
+) -> Pass {
     let engine = &state.resilience.engine;
     let targets: Vec<Target<'_>> = req
         .plan
@@ -154,6 +173,7 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
         .map(|c| Target { provider: &c.connection.provider, connection: &c.connection.id, model: &c.model })
         .collect();
     let selection = engine.filter(&targets);
+    trace.excluded(&selection.excluded);
     let started = engine.now();
     match selection.decision(started) {
         Decision::Proceed => {}
@@ -175,8 +195,15 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
     let mut failures: Vec<Failure> = Vec::new();
     let mut order = flow::order(state, req, &selection.eligible);
     let mut session = SessionPass::prefer(state, req, &mut order);
-    let leased = match lease::restrict(state, req, &mut order) {
-        Ok(leased) => leased,
+    let leased = lease::restrict(state, req, &mut order);
+    trace.ordered(&order, &selection.eligible);
+    session.note_pins(req, trace);
+    let leased = match leased {
+        Ok(Some(connection)) => {
+            trace.note(format!("exclusive lease: its connection '{connection}' goes first"));
+            Some(connection)
+        }
+        Ok(None) => None,
         Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
     };
     let mut pending: VecDeque<usize> = order.into();
@@ -196,7 +223,9 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
                 Some(slot) => {
                     let view = PassView { targets: &targets, started, failed: session.failed_indices() };
                     let result = dispatch(state, req, &view, index, slot, wall_wait).await;
-                    if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
+                    if let Some(done) =
+                        settle(state, req, (&mut session, trace), index, result, &mut failures)
+                    {
                         return done;
                     }
                 }
@@ -212,12 +241,15 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
             break;
         }
         let (index, slot) = match flow::wait_for_slot(state, req, &saturated).await {
-            Ok(granted) => granted,
+            Ok(granted) => {
+                trace.note("every candidate was at its concurrency cap: waited in line for a slot");
+                granted
+            }
             Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
         let view = PassView { targets: &targets, started, failed: session.failed_indices() };
         let result = dispatch(state, req, &view, index, slot, wall_wait).await;
-        if let Some(done) = settle(state, req, &mut session, index, result, &mut failures) {
+        if let Some(done) = settle(state, req, (&mut session, trace), index, result, &mut failures) {
             return done;
         }
         pending = saturated.into_iter().filter(|&i| i != index).chain(deferred).collect();
@@ -256,19 +288,26 @@ async fn pass(state: &GatewayState, req: &ForwardRequest, wall_wait: &mut WaitWi
 fn settle(
     state: &GatewayState,
     req: &ForwardRequest,
-    session: &mut SessionPass,
+    (session, trace): (&mut SessionPass, &mut Trace),
     index: usize,
     result: Option<AttemptResult>,
     failures: &mut Vec<Failure>,
 ) -> Option<Pass> {
     match result {
         Some(AttemptResult::Committed(response)) => {
+            trace.served(index);
             if response.status().is_success() {
                 session.served(state, req, index, state.clock.now_wall());
+                if let Some(c) = req.plan.candidates.get(index) {
+                    state.resilience.tests.note_success(&c.connection.id);
+                }
             }
             return Some(Pass::Done(response));
         }
-        Some(AttemptResult::Failed(failure)) => failures.push(failure),
+        Some(AttemptResult::Failed(failure)) => {
+            trace.failed(index, &failure.outcome);
+            failures.push(failure);
+        }
         None => {}
     }
     session.failed(index);

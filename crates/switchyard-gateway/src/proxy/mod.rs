@@ -30,6 +30,7 @@ mod relay;
 mod session;
 mod sse;
 mod strict_json;
+mod trace;
 mod upstream_error;
 
 pub use body::ClientBody;
@@ -37,3 +38,4 @@ pub(crate) use failure::excluded_targets_error;
 pub use forward::{ForwardRequest, forward};
 pub use headers::upstream_headers;
 pub use keepalive::GatewayWaits;
+pub use trace::refused_row;

@@ -44,6 +44,18 @@ impl SessionPass {
         self.failed.push(index);
     }
 
+    /// Tells the trace which connections the session was pinned to.
+    pub(super) fn note_pins(&self, req: &ForwardRequest, trace: &mut super::trace::Trace) {
+        for &i in &self.pinned {
+            if let Some(c) = req.plan.candidates.get(i) {
+                trace.note(format!(
+                    "session affinity: the session is pinned to '{}', tried first",
+                    c.connection.id
+                ));
+            }
+        }
+    }
+
     /// Plan indices whose attempt failed (or was taken out) in this pass.
     pub(super) fn failed_indices(&self) -> &[usize] {
         &self.failed

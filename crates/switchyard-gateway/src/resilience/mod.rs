@@ -26,6 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::affinity::SessionAffinity;
 use crate::leases::Leases;
+use crate::routability::ConnectionTests;
+use crate::usage::UsageBook;
 
 use crate::control::Control;
 use crate::errors::GatewayError;
@@ -45,6 +47,10 @@ pub struct Resilience {
     pub affinity: Arc<SessionAffinity>,
     /// Exclusive session leases (SPEC §4.4).
     pub leases: Arc<Leases>,
+    /// The latest Test result of each connection (its status shows a failed one).
+    pub tests: Arc<ConnectionTests>,
+    /// Each account's latest usage windows, read from its answers' headers.
+    pub usage: Arc<UsageBook>,
     effective: ArcSwap<ResilienceSettings>,
     /// The stored document's version (0: never written), for `ETag`s and `If-Match`.
     version: AtomicU64,
@@ -113,6 +119,8 @@ impl Resilience {
             flow: Arc::new(FlowControl::default()),
             affinity: Arc::new(SessionAffinity::default()),
             leases,
+            tests: Arc::new(ConnectionTests::default()),
+            usage: Arc::new(UsageBook::default()),
             effective: ArcSwap::from_pointee(layered.settings),
             version: AtomicU64::new(version),
             store,
@@ -152,6 +160,11 @@ impl Resilience {
     /// The defaults under the environment's overrides (no stored document).
     pub fn defaults(&self) -> ResilienceSettings {
         layer(self.env.as_ref(), None).settings
+    }
+
+    /// The environment the settings (and presets) read.
+    pub fn env(&self) -> &(dyn EnvSource + Send + Sync) {
+        self.env.as_ref()
     }
 
     /// The effective settings.

@@ -7,6 +7,7 @@
 //! half-written.
 
 mod api_keys;
+mod client_requests;
 mod connections;
 mod leases;
 mod request_log;
@@ -23,6 +24,7 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub use api_keys::ApiKeyRecord;
+pub use client_requests::RequestLogRow;
 pub use connections::ConnectionRecord;
 pub use leases::{AcquireOutcome, LeaseHolder, LeaseRow, LeaseSlot, LeaseState, TransitionOutcome};
 pub use request_log::AttemptLogRow;

@@ -113,6 +113,15 @@ impl Store {
         rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
     }
 
+    /// The attempts of one client request, in order.
+    pub async fn list_attempts_of(&self, request_id: &str) -> StoreResult<Vec<RequestLogEntryView>> {
+        let rows = sqlx::query(select_rows!("WHERE request_id = ? ORDER BY id"))
+            .bind(request_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
+    }
+
     /// The newest failed attempts, at most `limit`.
     pub async fn list_failed_attempts(&self, limit: u32) -> StoreResult<Vec<RequestLogEntryView>> {
         let rows = sqlx::query(select_rows!("WHERE error_kind IS NOT NULL ORDER BY id DESC LIMIT ?"))

@@ -13,6 +13,7 @@ mod credentials;
 mod dispatch;
 mod judge;
 
+use crate::usage::UsageViewExt;
 use std::time::{Duration, Instant};
 
 use axum::response::Response;
@@ -200,6 +201,18 @@ async fn stages(mut cx: AttemptCx<'_>, wait: &mut WaitWindow) -> AttemptResult {
     };
     let status = response.status().as_u16();
     cx.log.set_status(status);
+    // The account's usage windows ride on every answer, errors included.
+    let conn = &cx.candidate.connection;
+    if let Some((usage, changed)) =
+        cx.state.resilience.usage.observe(&conn.id, response.headers(), cx.state.clock.now_wall())
+    {
+        if let Some(reset) = usage.binding_reset() {
+            conn.flow.note_quota_reset(reset);
+        }
+        if changed {
+            cx.state.management.control().notify(switchyard_types::status::ChangeTopic::Connections);
+        }
+    }
     if status >= 400 {
         return judge::error_answer(cx, response).await;
     }

@@ -1,0 +1,204 @@
+//! The route a request took, noted as the candidate loop decides, and its one
+//! client-request row for the log (the agent's view: the outcome it received,
+//! separate from the attempts). Plain data, no I/O: the row goes to the log
+//! writer's queue like the attempts.
+
+use axum::response::Response;
+use switchyard_resilience::candidates::Exclusion;
+use switchyard_types::UnixMillis;
+use switchyard_types::requests::{CandidateFate, RequestOutcome, RouteCandidateView, RouteTraceView};
+use switchyard_types::resilience::ExclusionReason;
+use tokio::time::Instant;
+
+use super::forward::ForwardRequest;
+use crate::errors::ERROR_HEADER;
+use crate::routability::reason_words;
+use crate::routing::RouteKind;
+use crate::store::RequestLogRow;
+
+/// The row of a request the gateway refused before it had candidates (no key, a
+/// body that is not JSON, an unknown model, routing paused ...).
+pub fn refused_row(
+    route: &'static str,
+    at: UnixMillis,
+    api_key_id: Option<String>,
+    model: String,
+    response: &Response,
+) -> RequestLogRow {
+    let error_code = response.headers().get(ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    RequestLogRow {
+        request_id: uuid::Uuid::new_v4().simple().to_string(),
+        at,
+        api_key_id,
+        route,
+        model,
+        status: response.status().as_u16(),
+        outcome: RequestOutcome::RefusedByGateway,
+        error_code,
+        connection_id: None,
+        attempts: 0,
+        failed_attempts: 0,
+        latency_ms: 0,
+        route_trace: RouteTraceView {
+            resolved_as: String::new(),
+            strategy: String::new(),
+            candidates: Vec::new(),
+            notes: vec!["refused before routing: see the error code".to_owned()],
+        },
+    }
+}
+
+/// What happened to each candidate, in plan order.
+#[derive(Debug)]
+pub struct Trace {
+    at: UnixMillis,
+    started: Instant,
+    fates: Vec<(Option<CandidateFate>, Option<String>)>,
+    ranks: Vec<Option<u32>>,
+    notes: Vec<String>,
+    attempts: u32,
+    failed_attempts: u32,
+    last_tried: Option<usize>,
+}
+
+fn exclusion_words(e: &Exclusion) -> String {
+    let base = match e.reason {
+        ExclusionReason::ModelLockout => "model locked out",
+        ExclusionReason::CircuitOpen => "provider breaker open",
+        ExclusionReason::ProviderCooldown => "provider rate limited as a whole",
+        ExclusionReason::ConnectionCooldown => "connection cooling down",
+        ExclusionReason::Unavailable => "connection out until you act",
+    };
+    match e.cause {
+        Some(cause) => format!("{base}: {}", reason_words(cause)),
+        None => base.to_owned(),
+    }
+}
+
+impl Trace {
+    /// A trace for `candidates` candidates, starting now.
+    pub fn new(candidates: usize, at: UnixMillis) -> Trace {
+        Trace {
+            at,
+            started: Instant::now(),
+            fates: vec![(None, None); candidates],
+            ranks: vec![None; candidates],
+            notes: Vec::new(),
+            attempts: 0,
+            failed_attempts: 0,
+            last_tried: None,
+        }
+    }
+
+    fn set(&mut self, index: usize, fate: CandidateFate, reason: Option<String>) {
+        if let Some(slot) = self.fates.get_mut(index) {
+            *slot = (Some(fate), reason);
+        }
+    }
+
+    /// The engine ruled these out.
+    pub fn excluded(&mut self, exclusions: &[Exclusion]) {
+        for e in exclusions {
+            self.set(e.index, CandidateFate::Excluded, Some(exclusion_words(e)));
+        }
+    }
+
+    /// The order the eligible candidates are tried in (after strategy, session
+    /// and leases); `dropped` were held by other agents' leases.
+    pub fn ordered(&mut self, order: &[usize], eligible: &[usize]) {
+        for r in self.ranks.iter_mut() {
+            *r = None;
+        }
+        for (rank, &i) in order.iter().enumerate() {
+            if let Some(slot) = self.ranks.get_mut(i) {
+                *slot = Some(u32::try_from(rank + 1).unwrap_or(u32::MAX));
+            }
+            if self.fates.get(i).is_some_and(|f| f.0.is_none() || f.0 == Some(CandidateFate::Excluded)) {
+                self.set(i, CandidateFate::NotReached, None);
+            }
+        }
+        for &i in eligible.iter().filter(|i| !order.contains(i)) {
+            self.set(i, CandidateFate::Leased, Some("held by another agent's exclusive lease".to_owned()));
+        }
+    }
+
+    /// An attempt on `index` failed over.
+    pub fn failed(&mut self, index: usize, outcome: &str) {
+        self.attempts += 1;
+        self.failed_attempts += 1;
+        self.last_tried = Some(index);
+        self.set(index, CandidateFate::Failed, Some(outcome.to_owned()));
+    }
+
+    /// The attempt on `index` produced the answer.
+    pub fn served(&mut self, index: usize) {
+        self.attempts += 1;
+        self.last_tried = Some(index);
+        self.set(index, CandidateFate::Served, None);
+    }
+
+    /// A decision worth showing, in words.
+    pub fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
+
+    /// The client-request row for `response`.
+    pub fn finish(self, req: &ForwardRequest, response: &Response) -> RequestLogRow {
+        let status = response.status().as_u16();
+        let error_code =
+            response.headers().get(ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let served = self.fates.iter().any(|f| f.0 == Some(CandidateFate::Served));
+        let outcome = match (served, response.status().is_success()) {
+            (true, true) if self.failed_attempts == 0 => RequestOutcome::Served,
+            (true, true) => RequestOutcome::ServedAfterFailover,
+            (true, false) => RequestOutcome::UpstreamRejected,
+            (false, _) if self.attempts == 0 => RequestOutcome::RefusedByGateway,
+            (false, _) => RequestOutcome::Failed,
+        };
+        let plan = &req.plan;
+        let candidates = plan
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (fate, reason) = self.fates.get(i).cloned().unwrap_or((None, None));
+                RouteCandidateView {
+                    provider: c.connection.provider.clone(),
+                    connection: c.connection.id.clone(),
+                    model: c.model.clone(),
+                    fate: fate.unwrap_or(CandidateFate::NotReached),
+                    reason,
+                    rank: self.ranks.get(i).copied().flatten(),
+                }
+            })
+            .collect();
+        let resolved_as = match &plan.kind {
+            RouteKind::Combo(name) => format!("combo '{name}'"),
+            RouteKind::Alias(name) => format!("alias '{name}'"),
+            RouteKind::Direct => "provider/model or catalogue".to_owned(),
+        };
+        RequestLogRow {
+            request_id: req.request_id.clone(),
+            at: self.at,
+            api_key_id: req.api_key_id.clone(),
+            route: req.route,
+            model: req.body.model().to_owned(),
+            status,
+            outcome,
+            error_code,
+            connection_id: self
+                .last_tried
+                .and_then(|i| plan.candidates.get(i))
+                .map(|c| c.connection.id.clone()),
+            attempts: self.attempts,
+            failed_attempts: self.failed_attempts,
+            latency_ms: u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            route_trace: RouteTraceView {
+                resolved_as,
+                strategy: plan.strategy.as_str().to_owned(),
+                candidates,
+                notes: self.notes,
+            },
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The `client_requests` table: one row per client request with its final outcome
+//! and route (the agent's view); the attempts stay in `request_log`.
+
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+use switchyard_types::UnixMillis;
+use switchyard_types::requests::{
+    RequestCountsView, RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView,
+};
+
+use super::{Store, StoreError, StoreResult};
+
+/// One client request, as written by the log writer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestLogRow {
+    /// Request id (shared with its attempts).
+    pub request_id: String,
+    /// Arrival.
+    pub at: UnixMillis,
+    /// Client key id.
+    pub api_key_id: Option<String>,
+    /// Client route.
+    pub route: &'static str,
+    /// The model the client named.
+    pub model: String,
+    /// The status the client received.
+    pub status: u16,
+    /// How it ended.
+    pub outcome: RequestOutcome,
+    /// The gateway's error code, when it answered the error itself.
+    pub error_code: Option<String>,
+    /// The connection that served it, or was tried last.
+    pub connection_id: Option<String>,
+    /// Upstream attempts.
+    pub attempts: u32,
+    /// Of those, failed.
+    pub failed_attempts: u32,
+    /// Until the answer's headers, ms.
+    pub latency_ms: u32,
+    /// Why it went where it went.
+    pub route_trace: RouteTraceView,
+}
+
+fn outcome_name(o: RequestOutcome) -> &'static str {
+    match o {
+        RequestOutcome::Served => "served",
+        RequestOutcome::ServedAfterFailover => "served-after-failover",
+        RequestOutcome::UpstreamRejected => "upstream-rejected",
+        RequestOutcome::RefusedByGateway => "refused-by-gateway",
+        RequestOutcome::Failed => "failed",
+    }
+}
+
+fn outcome_of(s: &str) -> RequestOutcome {
+    match s {
+        "served" => RequestOutcome::Served,
+        "served-after-failover" => RequestOutcome::ServedAfterFailover,
+        "upstream-rejected" => RequestOutcome::UpstreamRejected,
+        "refused-by-gateway" => RequestOutcome::RefusedByGateway,
+        _ => RequestOutcome::Failed,
+    }
+}
+
+const COLUMNS: &str = "request_id, at, api_key_id, route, model, status, outcome, error_code, connection_id, \
+                       attempts, latency_ms";
+
+fn entry(r: &SqliteRow) -> RequestEntryView {
+    let int = |name: &str| u32::try_from(r.get::<i64, _>(name)).unwrap_or(0);
+    RequestEntryView {
+        request_id: r.get("request_id"),
+        at: UnixMillis(r.get("at")),
+        api_key_id: r.get("api_key_id"),
+        route: r.get("route"),
+        model: r.get("model"),
+        status: u16::try_from(r.get::<i64, _>("status")).unwrap_or(0),
+        outcome: outcome_of(r.get::<&str, _>("outcome")),
+        error_code: r.get("error_code"),
+        connection: r.get("connection_id"),
+        attempts: int("attempts"),
+        latency_ms: int("latency_ms"),
+    }
+}
+
+impl Store {
+    /// Appends client requests in one transaction.
+    pub async fn insert_requests(&self, rows: &[RequestLogRow]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await?;
+        for r in rows {
+            let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
+            sqlx::query(
+                "INSERT OR IGNORE INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, \
+                 error_code, connection_id, attempts, failed_attempts, latency_ms, route_json) \
+                 VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            )
+            .bind(&r.request_id)
+            .bind(r.at.0)
+            .bind(&r.api_key_id)
+            .bind(r.route)
+            .bind(&r.model)
+            .bind(i64::from(r.status))
+            .bind(outcome_name(r.outcome))
+            .bind(&r.error_code)
+            .bind(&r.connection_id)
+            .bind(i64::from(r.attempts))
+            .bind(i64::from(r.failed_attempts))
+            .bind(i64::from(r.latency_ms))
+            .bind(trace)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes all but the newest `keep` requests.
+    pub async fn prune_requests(&self, keep: u32) -> StoreResult<u64> {
+        let done =
+            sqlx::query("DELETE FROM client_requests WHERE id <= (SELECT MAX(id) FROM client_requests) - ?")
+                .bind(i64::from(keep))
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Requests matching `q`, newest first.
+    pub async fn list_requests(&self, q: &RequestsQuery) -> StoreResult<Vec<RequestEntryView>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM client_requests WHERE 1=1");
+        let mut texts: Vec<String> = Vec::new();
+        let mut ints: Vec<i64> = Vec::new();
+        // Every value is bound; only fixed fragments are spliced into the text.
+        let mut order: Vec<bool> = Vec::new(); // true = text, false = int, in placeholder order
+        if let Some(before) = &q.before {
+            sql.push_str(" AND id < (SELECT id FROM client_requests WHERE request_id = ?)");
+            texts.push(before.clone());
+            order.push(true);
+        }
+        match q.status.as_deref() {
+            None => {}
+            Some("ok") => sql.push_str(" AND status BETWEEN 200 AND 299"),
+            Some("error") => sql.push_str(" AND status NOT BETWEEN 200 AND 299"),
+            Some(code) => {
+                sql.push_str(" AND status = ?");
+                ints.push(code.parse::<i64>().unwrap_or(-1));
+                order.push(false);
+            }
+        }
+        for (column, value) in [("connection_id", &q.connection), ("model", &q.model), ("api_key_id", &q.key)]
+        {
+            if let Some(v) = value {
+                sql.push_str(&format!(" AND {column} = ?"));
+                texts.push(v.clone());
+                order.push(true);
+            }
+        }
+        if let Some(since) = q.since {
+            sql.push_str(" AND at >= ?");
+            ints.push(since.0);
+            order.push(false);
+        }
+        if let Some(until) = q.until {
+            sql.push_str(" AND at < ?");
+            ints.push(until.0);
+            order.push(false);
+        }
+        sql.push_str(" ORDER BY id DESC LIMIT ?");
+        ints.push(i64::from(q.limit.unwrap_or(100).clamp(1, 1000)));
+        order.push(false);
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        let (mut t, mut i) = (texts.into_iter(), ints.into_iter());
+        for is_text in order {
+            query = if is_text { query.bind(t.next()) } else { query.bind(i.next()) };
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        Ok(rows.iter().map(entry).collect())
+    }
+
+    /// One request and its route.
+    pub async fn get_request(
+        &self,
+        request_id: &str,
+    ) -> StoreResult<Option<(RequestEntryView, RouteTraceView)>> {
+        let sql = format!("SELECT {COLUMNS}, route_json FROM client_requests WHERE request_id = ?");
+        let Some(row) =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(request_id).fetch_optional(&self.pool).await?
+        else {
+            return Ok(None);
+        };
+        let trace: RouteTraceView =
+            serde_json::from_str(row.get::<&str, _>("route_json")).map_err(|source| StoreError::Corrupt {
+                table: "client_requests",
+                column: "route_json",
+                source,
+            })?;
+        Ok(Some((entry(&row), trace)))
+    }
+
+    /// Client requests since `since`, by outcome, with their attempts.
+    pub async fn count_requests(&self, since: UnixMillis) -> StoreResult<RequestCountsView> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS requests, \
+                    COALESCE(SUM(outcome = 'served'), 0) AS served, \
+                    COALESCE(SUM(outcome = 'served-after-failover'), 0) AS absorbed, \
+                    COALESCE(SUM(outcome NOT IN ('served', 'served-after-failover')), 0) AS errors, \
+                    COALESCE(SUM(attempts), 0) AS attempts, \
+                    COALESCE(SUM(failed_attempts), 0) AS failed_attempts \
+             FROM client_requests WHERE at >= ?",
+        )
+        .bind(since.0)
+        .fetch_one(&self.pool)
+        .await?;
+        let get = |name: &str| u32::try_from(row.get::<i64, _>(name)).unwrap_or(u32::MAX);
+        Ok(RequestCountsView {
+            requests: get("requests"),
+            served: get("served"),
+            served_after_failover: get("absorbed"),
+            errors: get("errors"),
+            attempts: get("attempts"),
+            failed_attempts: get("failed_attempts"),
+        })
+    }
+}
