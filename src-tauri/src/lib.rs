@@ -68,6 +68,7 @@ macro_rules! specta_builder {
                 requests_list,
                 request_get,
                 presets_list,
+                connections_import_claude_login,
                 resilience_get,
                 resilience_patch,
                 resilience_defaults,

@@ -6,6 +6,7 @@
 //! Fail-soft: with no tray host (a bare X server), tauri only warns; every action
 //! is also reachable from the window.
 
+use switchyard_types::routability::{ConnectionRoutabilityView, RoutabilityState};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Runtime};
@@ -111,13 +112,27 @@ async fn status_line(host: &GatewayHost) -> (String, bool) {
     let Ok(health) = m.health().await else {
         return (format!("Listening on {listen}"), paused);
     };
-    let enabled: u32 = health.providers.iter().map(|p| p.enabled_connections).sum();
-    let degraded = health.connections_out_of_rotation.min(enabled);
-    let mut line = format!("Listening on {listen} · {} healthy · {degraded} degraded", enabled - degraded);
+    (summary_line(&listen.to_string(), &health.connections, paused), paused)
+}
+
+/// The status line from the connections' derived statuses (the same ones every
+/// page shows): "Listening on 127.0.0.1:7821 · 3 routable · 1 out (glm-a: Breaker
+/// open)". Disabled connections are not counted; paused routing says so instead.
+fn summary_line(listen: &str, connections: &[ConnectionRoutabilityView], paused: bool) -> String {
+    let mut line = format!("Listening on {listen}");
     if paused {
-        line.push_str(" · paused");
+        line.push_str(" · routing paused");
+        return line;
     }
-    (line, paused)
+    let counted: Vec<&ConnectionRoutabilityView> =
+        connections.iter().filter(|c| c.status.state != RoutabilityState::Disabled).collect();
+    let out: Vec<&&ConnectionRoutabilityView> = counted.iter().filter(|c| !c.status.routable).collect();
+    line.push_str(&format!(" · {} routable", counted.len() - out.len()));
+    if let Some(first) = out.first() {
+        let more = if out.len() > 1 { format!(" +{}", out.len() - 1) } else { String::new() };
+        line.push_str(&format!(" · {} out ({}: {}{more})", out.len(), first.name, first.status.label));
+    }
+    line
 }
 
 /// The part of a reason that fits a menu line.
@@ -127,7 +142,38 @@ fn first_clause(reason: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::first_clause;
+    use switchyard_types::routability::{ConnectionRoutabilityView, RoutabilityState, RoutabilityView};
+
+    use super::{first_clause, summary_line};
+
+    fn conn(name: &str, state: RoutabilityState, routable: bool, label: &str) -> ConnectionRoutabilityView {
+        ConnectionRoutabilityView {
+            id: name.to_owned(),
+            name: name.to_owned(),
+            provider: "p".to_owned(),
+            status: RoutabilityView {
+                state,
+                routable,
+                label: label.to_owned(),
+                detail: String::new(),
+                until: None,
+                locked_models: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_status_line_counts_derived_statuses_and_names_the_first_one_out() {
+        let all = [
+            conn("a", RoutabilityState::Routable, true, "Active"),
+            conn("glm", RoutabilityState::BreakerOpen, false, "Breaker open"),
+            conn("b", RoutabilityState::Cooling, false, "Cooling"),
+            conn("off", RoutabilityState::Disabled, false, "Disabled"),
+        ];
+        assert_eq!(summary_line("127.0.0.1:7821", &all, false), "Listening on 127.0.0.1:7821 · 1 routable · 2 out (glm: Breaker open +1)");
+        assert_eq!(summary_line("127.0.0.1:7821", &all[..1], false), "Listening on 127.0.0.1:7821 · 1 routable");
+        assert_eq!(summary_line("127.0.0.1:7821", &all, true), "Listening on 127.0.0.1:7821 · routing paused");
+    }
 
     #[test]
     fn the_status_line_keeps_the_first_clause_of_a_reason() {

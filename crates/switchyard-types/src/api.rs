@@ -464,6 +464,34 @@ pub struct SessionPinsCleared {
     pub removed: u32,
 }
 
+/// `POST /api/providers/import-claude-login`: add (or refresh) a Claude subscription
+/// connection from Claude Code's own login on this machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClaudeLoginImportRequest {
+    /// The connection id to create or refresh (default `claude-login`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub id: Option<String>,
+    /// Claude Code's credentials file (default `~/.claude/.credentials.json` of
+    /// the user the gateway runs as).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub path: Option<String>,
+}
+
+/// The answer to [`ClaudeLoginImportRequest`]. Tokens are never returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaudeLoginImportResult {
+    /// `created`, `updated` or `unchanged`.
+    pub change: String,
+    /// The subscription the login belongs to (`pro`, `max`), when the file says.
+    pub subscription: Option<String>,
+    /// The connection as it is now (its token expiry in `tokenExpiresAt`).
+    pub connection: ConnectionView,
+}
+
 /// One active exclusive session lease (SPEC §4.4). The owner token is never
 /// shown, not even hashed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

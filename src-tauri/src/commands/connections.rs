@@ -1,6 +1,9 @@
 //! Connections (REST: `/api/providers`).
 
-use switchyard_types::api::{ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult, ConnectionView};
+use switchyard_types::api::{
+    ClaudeLoginImportRequest, ClaudeLoginImportResult, ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult,
+    ConnectionView,
+};
 use switchyard_types::presets::ProviderPresetView;
 use tauri::State;
 
@@ -74,4 +77,16 @@ pub async fn connections_test(host: State<'_, GatewayHost>, id: String) -> IpcRe
 #[specta::specta]
 pub async fn presets_list(host: State<'_, GatewayHost>) -> IpcResult<Vec<ProviderPresetView>> {
     call(host, |m| async move { Ok(m.presets()) }).await
+}
+
+/// Adds (or refreshes) a Claude subscription account from Claude Code's login on
+/// this machine (`POST /api/providers/import-claude-login`).
+#[tauri::command]
+#[specta::specta]
+pub async fn connections_import_claude_login(
+    host: State<'_, GatewayHost>,
+    request: Doc<ClaudeLoginImportRequest>,
+) -> IpcResult<ClaudeLoginImportResult> {
+    let request = request.parse()?;
+    call(host, |m| async move { m.import_claude_login_request(request).await }).await
 }

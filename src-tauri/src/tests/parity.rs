@@ -191,6 +191,13 @@ fn cases() -> Vec<Case> {
         case("requests_list", json!({"query": {"limit": 0}}), M::GET, "/api/requests?limit=0", None),
         case("request_get", json!({"requestId": "nope"}), M::GET, "/api/requests/nope", None),
         case("presets_list", json!({}), M::GET, "/api/presets", None),
+        case(
+            "connections_import_claude_login",
+            json!({"request": {"path": "/nonexistent/.credentials.json"}}),
+            M::POST,
+            "/api/providers/import-claude-login",
+            Some(json!({"path": "/nonexistent/.credentials.json"})),
+        ),
         case("resilience_get", json!({}), M::GET, "/api/resilience", None),
         case("resilience_defaults", json!({}), M::GET, "/api/resilience/defaults", None),
         case("resilience_ranges", json!({}), M::GET, "/api/resilience/ranges", None),

@@ -88,6 +88,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/providers", get(list_providers).post(create_provider))
         .route("/api/providers/{id}", get(get_provider).patch(update_provider).delete(delete_provider))
         .route("/api/providers/{id}/test", post(test_provider))
+        .route("/api/providers/import-claude-login", post(import_claude_login))
         .route("/api/keys", get(list_keys).post(create_key))
         .route("/api/keys/{id}", axum::routing::delete(delete_key))
         .route("/api/combos", get(list_combos).post(put_combo))
@@ -218,6 +219,12 @@ async fn gateway_set_paused(
     ApiJson(req): ApiJson<RoutingPauseRequest>,
 ) -> ApiResult {
     ok(s.management.set_paused(req))
+}
+
+async fn import_claude_login(State(s): State<AppState>, ApiBody(body): ApiBody) -> ApiResult {
+    let req: switchyard_types::api::ClaudeLoginImportRequest =
+        if body.iter().all(u8::is_ascii_whitespace) { Default::default() } else { parse(&body)? };
+    ok(s.management.import_claude_login_request(req).await?)
 }
 
 async fn requests_list(

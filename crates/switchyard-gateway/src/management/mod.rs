@@ -14,6 +14,7 @@
 //! document changed in between, instead of overwriting that change.
 
 mod api_keys;
+pub mod claude_login;
 mod connections;
 #[cfg(test)]
 mod document_fuzz;
