@@ -86,13 +86,10 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     aliasesDelete: (from, v) => request("DELETE", `/api/aliases/${id(from)}`, undefined, v),
     monitoringHealth: () => request("GET", "/api/monitoring/health"),
     monitoringSummary: () => request("GET", "/api/monitoring/summary"),
-    logsList: (query) => {
-      const params = new URLSearchParams();
-      if (query.limit != null) params.set("limit", String(query.limit));
-      if (query.beforeId != null) params.set("beforeId", String(query.beforeId));
-      const qs = params.toString();
-      return request("GET", `/api/logs${qs ? `?${qs}` : ""}`);
-    },
+    logsList: (query) => request("GET", `/api/logs${queryString(query)}`),
+    requestsList: (query) => request("GET", `/api/requests${queryString(query)}`),
+    requestGet: (rid) => request("GET", `/api/requests/${id(rid)}`),
+    presetsList: () => request("GET", "/api/presets"),
     rateLimitsGet: () => request("GET", "/api/rate-limits"),
     sessionsList: () => request("GET", "/api/sessions"),
     sessionsClear: (req) => request("DELETE", "/api/sessions", req),
@@ -116,6 +113,14 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     subscribe: (onEvent, onMode) =>
       subscribeSse({ url: `${base}/api/events`, token, fetchImpl: doFetch, onEvent, onMode }),
   };
+}
+
+/** `?a=1&b=x` of a query's set fields (null and undefined are left out); "" when none is set. */
+export function queryString(query: object): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== null && v !== undefined) params.set(k, String(v));
+  const qs = params.toString();
+  return qs ? `?${qs}` : "";
 }
 
 /**

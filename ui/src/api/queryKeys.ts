@@ -10,6 +10,10 @@ export const queryKeys = {
   sessions: ["sessions"] as const,
   leases: ["leases"] as const,
   keys: ["keys"] as const,
+  /** The request log's lists (one per filter) and details. */
+  requests: ["requests"] as const,
+  request: (requestId: string) => ["requests", "detail", requestId] as const,
+  presets: ["presets"] as const,
   health: ["health"] as const,
   summary: ["summary"] as const,
   breakers: ["breakers"] as const,
@@ -25,26 +29,36 @@ export const queryKeys = {
   desktopPrefs: ["desktop", "prefs"] as const,
 };
 
+/**
+ * Every connection's derived status (`ConnectionView.status`, the health document's
+ * `connections`) is computed from breakers, cooldowns, lockouts, the usage wall, the
+ * last Test and the routing pause: any event about one of them makes both stale.
+ */
+const STATUS: readonly QueryKey[] = [queryKeys.connections, queryKeys.health];
+
 /** The query keys (prefixes) each event makes stale. */
 export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
-  breakersChanged: [queryKeys.breakers, queryKeys.health],
-  cooldownsChanged: [queryKeys.cooldownsAll, queryKeys.connections],
-  lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll],
-  lanesChanged: [queryKeys.connections, queryKeys.health],
+  breakersChanged: [queryKeys.breakers, ...STATUS, queryKeys.requests],
+  cooldownsChanged: [queryKeys.cooldownsAll, ...STATUS, queryKeys.requests],
+  lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll, ...STATUS],
+  lanesChanged: STATUS,
   // Every routing rebuild (connections, combos, aliases) is announced as this one.
   // Forgetting session pins is announced as this one too, and so is deleting a
   // connection or a client key, which ends its leases (leasesChanged comes as well).
+  // A Test that ran and a visible change of an account's usage windows come as this.
   connectionsChanged: [
-    queryKeys.connections,
+    ...STATUS,
     queryKeys.cooldownsAll,
     queryKeys.combos,
     queryKeys.rateLimits,
     queryKeys.sessions,
     queryKeys.leases,
+    queryKeys.requests,
   ],
   // The session-affinity TTL is a setting: turning it on or off changes the pin list.
   settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits, queryKeys.sessions],
-  routingChanged: [queryKeys.gateway, queryKeys.desktopStatus],
+  // Pausing routing is a status of every connection.
+  routingChanged: [queryKeys.gateway, queryKeys.desktopStatus, ...STATUS],
   // Acquired, renewed, moved or ended (a lease that lapses unrenewed sends nothing).
   leasesChanged: [queryKeys.leases],
 };

@@ -5,9 +5,46 @@ import { rangeLookup, type RangeLookup } from "../shared/ranges";
 import { useApi } from "./ApiProvider";
 import { queryKeys } from "./queryKeys";
 
+/** How long after a status's announced end it is refetched. */
+const STATUS_END_MARGIN_MS = 1_000;
+
+/**
+ * Milliseconds until the first of `instants` still ahead (each plus a margin) has
+ * passed: a status that ends by itself (a cooldown, an open breaker) sends no event
+ * when it does, so its list is refetched then. An instant already past (with its
+ * margin) is not waited for again; false when none is ahead.
+ */
+export function untilStatusEnds(instants: (number | null)[], now: number): number | false {
+  const ahead = instants.filter((t): t is number => t !== null && t + STATUS_END_MARGIN_MS > now);
+  if (ahead.length === 0) return false;
+  return Math.min(...ahead) + STATUS_END_MARGIN_MS - now;
+}
+
+/** Every connection, each with its derived status (refetched when one ends by itself). */
 export function useConnectionsQuery() {
   const api = useApi();
-  return useQuery({ queryKey: queryKeys.connections, queryFn: () => api.connectionsList() });
+  return useQuery({
+    queryKey: queryKeys.connections,
+    queryFn: () => api.connectionsList(),
+    refetchInterval: (query) => untilStatusEnds((query.state.data ?? []).map((c) => c.status.until), Date.now()),
+  });
+}
+
+/** The health document: every connection's derived status, breakers, lockouts. */
+export function useHealthQuery() {
+  const api = useApi();
+  return useQuery({
+    queryKey: queryKeys.health,
+    queryFn: () => api.monitoringHealth(),
+    refetchInterval: (query) =>
+      untilStatusEnds((query.state.data?.connections ?? []).map((c) => c.status.until), Date.now()),
+  });
+}
+
+/** The client keys (names for the request log and the Overview). */
+export function useKeysQuery() {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.keys, queryFn: () => api.keysList() });
 }
 
 /**

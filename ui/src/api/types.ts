@@ -30,8 +30,12 @@ import type {
   ModelLockoutView,
   MonitoringSummaryView,
   ProviderBreakerView,
+  ProviderPresetView,
   RateLimitsView,
+  RequestDetailView,
+  RequestEntryView,
   RequestLogEntryView,
+  RequestsQuery,
   ResilienceSettings,
   ResilienceSettingsPatch,
   SessionPinsClear,
@@ -96,6 +100,14 @@ export interface Api {
   monitoringHealth(): Promise<HealthView>;
   monitoringSummary(): Promise<MonitoringSummaryView>;
   logsList(query: LogsQuery): Promise<RequestLogEntryView[]>;
+
+  /** Client requests, newest first, filtered (one row per agent request, not per attempt). */
+  requestsList(query: RequestsQuery): Promise<RequestEntryView[]>;
+  /** One client request: its attempts and why it went where it went (`not_found` when unknown). */
+  requestGet(requestId: string): Promise<RequestDetailView>;
+
+  /** The provider presets the add-connection form offers, with the base URLs in force. */
+  presetsList(): Promise<ProviderPresetView[]>;
 
   /** Every connection's flow control, live: in flight, queued, gates, budgets in force. */
   rateLimitsGet(): Promise<RateLimitsView>;

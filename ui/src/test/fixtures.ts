@@ -14,8 +14,15 @@ import type {
   MonitoringSummaryView,
   ProviderBreakerView,
   ProviderErrorRule,
+  ProviderPresetView,
   RateLimitsView,
+  RequestCountsView,
+  RequestDetailView,
+  RequestEntryView,
+  RequestLogEntryView,
   ResilienceSettings,
+  RoutabilityView,
+  UsageView,
   SessionPinView,
   SettingsRanges,
   Versioned,
@@ -30,6 +37,41 @@ export const gatewayStatus = (over: Partial<GatewayStatusView> = {}): GatewaySta
   version: "0.1.0",
   paused: false,
   clientKeyRequired: true,
+  ...over,
+});
+
+/** A connection's derived status: in rotation unless `over` says otherwise. */
+export const routability = (over: Partial<RoutabilityView> = {}): RoutabilityView => ({
+  state: "routable",
+  routable: true,
+  label: "Active",
+  detail: "In rotation.",
+  until: null,
+  lockedModels: [],
+  ...over,
+});
+
+/** The status of a connection whose provider's breaker is open (for 60 s more). */
+export const breakerOpen = (provider = "glm", over: Partial<RoutabilityView> = {}): RoutabilityView =>
+  routability({
+    state: "breaker-open",
+    routable: false,
+    label: "Breaker open",
+    detail: `Provider '${provider}' failed 2 times in a row (the upstream failed (5xx)); no connection of it is tried until a probe is allowed.`,
+    until: Date.now() + 60_000,
+    ...over,
+  });
+
+/** A Claude account's usage windows: 5 h at 87.3 % (resets in 2 h), 7 d at 31 % (in 4 days). */
+export const usage = (over: Partial<UsageView> = {}): UsageView => ({
+  source: "claude-unified",
+  observedAt: Date.now() - 60_000,
+  status: "allowed_warning",
+  bindingWindow: "5h",
+  windows: [
+    { window: "5h", windowMinutes: 300, usedPermille: 873, resetsAt: Date.now() + 2 * 3_600_000, status: "allowed_warning" },
+    { window: "7d", windowMinutes: 10_080, usedPermille: 310, resetsAt: Date.now() + 4 * 86_400_000, status: "allowed" },
+  ],
   ...over,
 });
 
@@ -54,6 +96,9 @@ export const connection = (over: Partial<ConnectionView> = {}): ConnectionView =
   createdAt: NOW - 86_400_000,
   updatedAt: NOW - 3_600_000,
   claudeWall: null,
+  status: routability(),
+  lastTest: null,
+  usage: null,
   version: 1,
   ...over,
 });
@@ -207,14 +252,123 @@ export const apiKey = (over: Partial<ApiKeyView> = {}): ApiKeyView => ({
   ...over,
 });
 
+export const requestCounts = (over: Partial<RequestCountsView> = {}): RequestCountsView => ({
+  requests: 0,
+  served: 0,
+  servedAfterFailover: 0,
+  errors: 0,
+  attempts: 0,
+  failedAttempts: 0,
+  ...over,
+});
+
 export const summary = (over: Partial<MonitoringSummaryView> = {}): MonitoringSummaryView => ({
-  requestsLastHour: 0,
-  errorsLastHour: 0,
-  requestsLastDay: 0,
-  errorsLastDay: 0,
+  clientsLastHour: requestCounts(),
+  clientsLastDay: requestCounts(),
+  attemptsLastHour: 0,
+  failedAttemptsLastHour: 0,
+  attemptsLastDay: 0,
+  failedAttemptsLastDay: 0,
   recentErrors: [],
   ...over,
 });
+
+/** One client request as `requests_list` lists it (served by glm-main, 2 s ago). */
+export const requestEntry = (over: Partial<RequestEntryView> = {}): RequestEntryView => ({
+  requestId: "req-1",
+  at: Date.now() - 2_000,
+  apiKeyId: "key-1",
+  route: "/v1/chat/completions",
+  model: "glm-5",
+  status: 200,
+  outcome: "served",
+  errorCode: null,
+  connection: "glm-main",
+  attempts: 1,
+  latencyMs: 420,
+  ...over,
+});
+
+/** One upstream attempt of the request log. */
+export const attempt = (over: Partial<RequestLogEntryView> = {}): RequestLogEntryView => ({
+  id: 1,
+  at: Date.now() - 2_000,
+  requestId: "req-1",
+  apiKeyId: "key-1",
+  route: "/v1/chat/completions",
+  provider: "glm",
+  connectionId: "glm-main",
+  model: "glm-5",
+  status: 200,
+  latencyMs: 400,
+  bytes: 1234,
+  errorKind: null,
+  ...over,
+});
+
+/** A request that failed over: glm-main answered 503, glm-backup served it. */
+export const failedOverDetail = (): RequestDetailView => ({
+  request: requestEntry({
+    requestId: "req-2",
+    outcome: "served-after-failover",
+    connection: "glm-backup",
+    attempts: 2,
+    latencyMs: 910,
+  }),
+  attempts: [
+    attempt({ id: 7, requestId: "req-2", status: 503, latencyMs: 300, bytes: 87, errorKind: "server_error" }),
+    attempt({ id: 8, requestId: "req-2", connectionId: "glm-backup", status: 200, latencyMs: 600, bytes: 2048 }),
+  ],
+  route: {
+    resolvedAs: "catalogue",
+    strategy: "priority",
+    candidates: [
+      { provider: "glm", connection: "glm-main", model: "glm-5", fate: "failed", reason: "the upstream failed (5xx) (HTTP 503)", rank: 1 },
+      { provider: "glm", connection: "glm-backup", model: "glm-5", fate: "served", reason: null, rank: 2 },
+      { provider: "glm", connection: "glm-old", model: "glm-5", fate: "excluded", reason: "cooling down: rate limited by the upstream", rank: null },
+    ],
+    notes: ["Session pinned to glm-main."],
+  },
+});
+
+/** The GLM preset as `presets_list` lists it. */
+export const preset = (over: Partial<ProviderPresetView> = {}): ProviderPresetView => ({
+  id: "glm",
+  label: "GLM (Z.ai), OpenAI-compatible endpoint",
+  provider: "glm",
+  apiFormat: "openai",
+  authKind: "api_key",
+  baseUrl: "https://api.z.ai/api/paas/v4",
+  models: ["glm-4.6", "glm-4.5-air"],
+  keyHint: "z.ai → API keys",
+  claudeLogin: false,
+  ...over,
+});
+
+/** Presets as the gateway lists them: a key one, a local one (no key) and the Claude login. */
+export const presets = (): ProviderPresetView[] => [
+  preset(),
+  preset({
+    id: "ollama",
+    label: "Ollama (local)",
+    provider: "ollama",
+    authKind: "none",
+    baseUrl: "http://127.0.0.1:11434/v1",
+    models: ["qwen3-coder:30b", "gpt-oss:20b"],
+    keyHint: "",
+  }),
+  preset({
+    id: "claude-account",
+    label: "Claude subscription (Pro/Max) account",
+    provider: "anthropic",
+    apiFormat: "anthropic",
+    authKind: "oauth",
+    baseUrl: "https://api.anthropic.com",
+    models: ["claude-sonnet-4-6"],
+    keyHint: "log in with Claude Code on this machine, then import its login",
+    claudeLogin: true,
+  }),
+];
 
 export const health = (over: Partial<HealthView> = {}): HealthView => ({
   status: "ok",
@@ -225,6 +379,7 @@ export const health = (over: Partial<HealthView> = {}): HealthView => ({
   breakers: [],
   connectionsOutOfRotation: 0,
   activeLockouts: 0,
+  connections: [],
   claudeAccounts: [],
   ...over,
 });

@@ -44,6 +44,8 @@ export function defaultHandlers(): Handlers {
     resilience_defaults: () => f.resilienceDefaults(),
     resilience_ranges: () => f.ranges(),
     model_lockout_get: () => f.modelLockoutSettings(),
+    requests_list: () => [],
+    presets_list: () => f.presets(),
   };
 }
 

@@ -52,7 +52,21 @@ describe("CombosPage", () => {
 
   it("lists each combo's strategy and targets with the live state of the connections they run on", async () => {
     renderWithIpc(<CombosPage />, {
-      connections_list: connections,
+      // glm-2 cools for 125 s more: its derived status says so (the cooldown row too).
+      connections_list: () => [
+        glmMain,
+        {
+          ...glmTwo,
+          status: f.routability({
+            state: "cooling",
+            routable: false,
+            label: "Cooling",
+            detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
+            until: Date.now() + 125_000,
+          }),
+        },
+        claude,
+      ],
       combos_list: () => [coding, f.combo({ name: "outer", targets: [{ model: "coding", connection: null }] })],
       cooldowns_list: () => [
         f.cooldown({ lockouts: [f.lockout({ model: "glm-5", expiresAt: Date.now() + 60_000 })] }),
@@ -88,7 +102,8 @@ describe("CombosPage", () => {
     expect(within(main).getByText("Model locked")).toBeInTheDocument();
     expect(two).toHaveTextContent("GLM two");
     expect(within(two).getByText("Cooling")).toBeInTheDocument();
-    expect(two).toHaveTextContent(/back in 2m 0[45]s/);
+    expect(within(two).getByText("Cooling")).toHaveAttribute("title", expect.stringContaining("rate limited"));
+    expect(two).toHaveTextContent(/ends in 2m 0[45]s/);
     expect(two).toHaveTextContent("0 in flight (no cap)");
 
     const pinned = targetRow("coding", 2);

@@ -27,27 +27,88 @@ describe("ConnectionsPage", () => {
     expect(screen.getByRole("button", { name: "Add connection" })).toBeInTheDocument();
   });
 
-  it("lists connections with status badges and a live cooldown countdown", async () => {
+  it("shows each connection's derived status: badge, countdown, why in words, the last Test, usage windows", async () => {
     renderWithIpc(<ConnectionsPage />, {
       connections_list: () => [
-        f.connection(),
-        f.claudeConnection(),
-        f.connection({ id: "or-1", provider: "openrouter", name: "OpenRouter", enabled: true }),
-      ],
-      cooldowns_list: () => [
-        f.cooldown({ status: "unavailable", rateLimitedUntil: Date.now() + 125_000, remainingMs: 125_000 }),
-        f.cooldown({ connection: "claude-max", provider: "anthropic" }),
-        f.cooldown({ connection: "or-1", provider: "openrouter", status: "banned" }),
+        f.connection({
+          status: f.routability({
+            state: "cooling",
+            routable: false,
+            label: "Cooling",
+            detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
+            until: Date.now() + 125_000,
+            lockedModels: ["glm-5"],
+          }),
+        }),
+        f.claudeConnection({
+          lastTest: { at: Date.now() - 120_000, ok: true, message: "the upstream accepted the credentials" },
+          usage: f.usage(),
+        }),
+        f.connection({ id: "or-1", provider: "openrouter", name: "OpenRouter", status: f.breakerOpen("openrouter") }),
+        f.connection({
+          id: "ollama",
+          provider: "ollama",
+          name: "Ollama",
+          lastTest: { at: Date.now() - 5_000, ok: false, message: "could not connect to the upstream" },
+          status: f.routability({
+            state: "test-failed",
+            label: "Test failed",
+            detail: "Its last Test failed: could not connect to the upstream. Requests still try it; fix the connection and Test again.",
+          }),
+        }),
       ],
     });
     await screen.findByRole("table", { name: "Connections" });
     const glm = rowOf("GLM main");
-    expect(within(glm).getByText("Cooling")).toBeInTheDocument();
+    expect(within(glm).getByText("Cooling")).toHaveAttribute("title", expect.stringContaining("HTTP 429"));
     expect(within(glm).getByText(/^2m 0[45]s$/)).toBeInTheDocument();
+    expect(glm).toHaveTextContent("Cooling down: rate limited by the upstream (HTTP 429).");
+    expect(within(glm).getByRole("link", { name: "1 model lockout" })).toHaveAttribute("href", "#/model-lockout");
+    expect(within(glm).queryByRole("list", { name: "Usage windows" })).not.toBeInTheDocument(); // no reading
     const claude = rowOf("Claude Max");
     expect(within(claude).getByText("Active")).toBeInTheDocument();
-    expect(within(claude).getByText("Slow lane")).toBeInTheDocument();
-    expect(within(rowOf("OpenRouter")).getByText("Terminal: banned")).toBeInTheDocument();
+    expect(claude).not.toHaveTextContent("In rotation."); // the sentence only when it is not plainly routable
+    expect(claude).toHaveTextContent(/Test passed\s*2m ago/);
+    const usage = within(claude).getByRole("list", { name: "Usage windows" });
+    expect(usage).toHaveTextContent(/^5h 87% · resets in (2h 00m 00s|1h 59m 5\ds)7d 31% · resets in (4d 00h|3d 23h)$/);
+    const or = rowOf("OpenRouter");
+    expect(within(or).getByText("Breaker open")).toHaveClass("badge-danger");
+    expect(or).toHaveTextContent("Provider 'openrouter' failed 2 times in a row");
+    const ollama = rowOf("Ollama");
+    expect(within(ollama).getByText("Test failed", { selector: ".badge" })).toHaveClass("badge-danger");
+    expect(ollama).toHaveTextContent("could not connect to the upstream");
+    expect(within(ollama).getByText("Test failed", { selector: ".usage-danger" }).closest("div")).toHaveAttribute(
+      "title",
+      "could not connect to the upstream",
+    );
+  });
+
+  it("shows a Test's result on the row after it ran (the list is refetched)", async () => {
+    const user = userEvent.setup();
+    let tested = false;
+    const failing = f.routability({
+      state: "test-failed",
+      label: "Test failed",
+      detail: "Its last Test failed: could not connect to the upstream. Requests still try it; fix the connection and Test again.",
+    });
+    renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => [
+        tested
+          ? f.connection({
+              status: failing,
+              lastTest: { at: Date.now(), ok: false, message: "could not connect to the upstream" },
+            })
+          : f.connection(),
+      ],
+      connections_test: () => {
+        tested = true;
+        return { ok: false, status: null, latencyMs: 3, message: "could not connect to the upstream" };
+      },
+    });
+    await user.click(await screen.findByRole("button", { name: "Test connection GLM main" }));
+    expect(await screen.findByText(/Test of GLM main: failed \(no HTTP status, 3 ms\)/)).toBeInTheDocument();
+    await waitFor(() => expect(within(rowOf("GLM main")).getByText("Test failed", { selector: ".badge" })).toBeInTheDocument());
+    expect(rowOf("GLM main")).toHaveTextContent(/Test failed\s*just now/);
   });
 
   it("adds a connection", async () => {
@@ -231,6 +292,32 @@ describe("ConnectionsPage", () => {
       patch: { providerSpecific: { lowPriorityMode: true, organizationUUID: "org-123" } },
       expectedVersion: 6,
     });
+  });
+
+  it("shows a Claude account's usage windows as bars with their reset times in its Claude section", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />, { connections_list: () => [f.claudeConnection({ usage: f.usage() })] });
+    await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
+    const claude = screen.getByRole("region", { name: "Claude options" });
+    const windows = within(claude).getByRole("group", { name: "Usage windows" });
+    const five = within(windows).getByRole("meter", { name: "5h window used" });
+    expect(five).toHaveAttribute("aria-valuenow", "87.3");
+    expect(five.closest("li")).toHaveTextContent(/^5h87\.3% usedBindingResets in (2h 00m 00s|1h 59m 5\ds) \(.+\) · allowed warning$/);
+    const seven = within(windows).getByRole("meter", { name: "7d window used" });
+    expect(seven).toHaveAttribute("aria-valuenow", "31");
+    expect(seven.closest("li")).toHaveTextContent(/31% used/);
+    expect(seven.closest("li")).toHaveTextContent(/Resets in (4d 00h|3d 23h)/);
+    expect(windows).toHaveTextContent(/Account status: allowed warning\. Read from the upstream’s answer 1m ago\./);
+  });
+
+  it("says a Claude account has no usage reading yet, and shows nothing for others without one", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />, { connections_list: () => [f.claudeConnection(), f.connection()] });
+    await user.click(await screen.findByRole("button", { name: "Edit connection Claude Max" }));
+    expect(within(screen.getByRole("group", { name: "Usage windows" })).getByText(/No usage reading yet/)).toBeInTheDocument();
+    await user.click(screen.getByRole("button", { name: "Cancel" }));
+    await user.click(screen.getByRole("button", { name: "Edit connection GLM main" }));
+    expect(screen.queryByRole("group", { name: "Usage windows" })).not.toBeInTheDocument();
   });
 
   it("has no Claude section for API-key connections", async () => {

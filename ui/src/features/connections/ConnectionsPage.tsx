@@ -8,7 +8,6 @@ import { formatInt } from "../../shared/format";
 import { EmptyState, ErrorState, Loading } from "../../shared/states";
 import {
   useConnectionsQuery,
-  useCooldownsQuery,
   useDeleteConnection,
   useRateLimitsQuery,
   useTestConnection,
@@ -33,17 +32,12 @@ function describeTest(c: ConnectionView, r: ConnectionTestResult): Notice {
 
 export function ConnectionsPage() {
   const connections = useConnectionsQuery();
-  const cooldowns = useCooldownsQuery();
   const rateLimits = useRateLimitsQuery();
   const test = useTestConnection();
   const del = useDeleteConnection();
   const [editing, setEditing] = useState<Editing>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
 
-  const cooldownMap = useMemo(
-    () => (cooldowns.data ? new Map(cooldowns.data.map((c) => [c.connection, c])) : undefined),
-    [cooldowns.data],
-  );
   const flowMap = useMemo(
     () => (rateLimits.data ? new Map(rateLimits.data.connections.map((f) => [f.connectionId, f])) : undefined),
     [rateLimits.data],
@@ -148,11 +142,6 @@ export function ConnectionsPage() {
         <>
           <SharedGates view={rateLimits.data} />
           <section className="card card-flush" aria-label="Connection list">
-            {cooldowns.isError && (
-              <p className="inline-error" role="alert">
-                Cooldown states are unavailable: {cooldowns.error.message}
-              </p>
-            )}
             {rateLimits.isError && (
               <p className="inline-error" role="alert">
                 Live load (in flight, queued) is unavailable: {rateLimits.error.message}
@@ -160,7 +149,6 @@ export function ConnectionsPage() {
             )}
             <ConnectionsTable
               connections={connections.data}
-              cooldowns={cooldownMap}
               flows={flowMap}
               testingId={test.isPending ? (test.variables ?? null) : null}
               onEdit={(c) => {

@@ -33,6 +33,44 @@ const rows = () => [
   f.cooldown({ connection: "healthy", provider: "anthropic" }),
 ];
 
+/** The connections of `rows()`, each with the status the gateway derives for it. */
+const connections = () => [
+  f.connection({
+    status: f.routability({
+      state: "cooling",
+      routable: false,
+      label: "Cooling",
+      detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
+      until: Date.now() + 30_000,
+    }),
+  }),
+  f.connection({
+    id: "glm-backup",
+    name: "GLM backup",
+    status: f.routability({ state: "cooling", routable: false, label: "Cooling", detail: "Cooling down: an upstream failure.", until: Date.now() + 60_000 }),
+  }),
+  f.connection({
+    id: "or-1",
+    provider: "openrouter",
+    name: "OpenRouter",
+    status: f.routability({
+      state: "terminal",
+      routable: false,
+      label: "Banned",
+      detail: "Out of rotation until you act: the upstream deactivated the account.",
+    }),
+  }),
+  f.claudeConnection({
+    status: f.routability({
+      state: "models-locked",
+      label: "Models locked",
+      detail: "Routes, except these models, locked out for a while: claude-opus.",
+      lockedModels: ["claude-opus"],
+    }),
+  }),
+  f.connection({ id: "healthy", provider: "anthropic", name: "Healthy" }),
+];
+
 const rowOf = (connection: string) => screen.getByRole("rowheader", { name: connection }).closest("tr")!;
 
 describe("CooldownsPage", () => {
@@ -50,26 +88,81 @@ describe("CooldownsPage", () => {
   });
 
   it("explains the empty state when everything is in rotation", async () => {
-    renderWithIpc(<CooldownsPage />, { cooldowns_list: () => [f.cooldown()] });
+    renderWithIpc(<CooldownsPage />, {
+      cooldowns_list: () => [f.cooldown()],
+      connections_list: () => [f.connection()],
+    });
     expect(await screen.findByText("Every connection is in rotation")).toBeInTheDocument();
     expect(screen.getByRole("button", { name: "Clear all" })).toBeDisabled();
   });
 
+  it("lists a connection whose provider's breaker is open: it is not in rotation, and Clear does not undo it", async () => {
+    renderWithIpc(<CooldownsPage />, {
+      cooldowns_list: () => [f.cooldown()],
+      connections_list: () => [f.connection({ status: f.breakerOpen() }), f.connection({ id: "healthy", name: "Healthy" })],
+    });
+    const row = await screen.findByRole("rowheader", { name: "glm-main" }).then((h) => h.closest("tr")!);
+    expect(screen.queryByText("Every connection is in rotation")).not.toBeInTheDocument();
+    expect(within(row).getByText("Breaker open")).toHaveClass("badge-danger");
+    expect(within(row).getByText(/^(59|60|1m 00)s$/)).toBeInTheDocument();
+    expect(row).toHaveTextContent("Provider 'glm' failed 2 times in a row (the upstream failed (5xx))");
+    expect(within(row).queryByRole("button", { name: /Clear/ })).not.toBeInTheDocument();
+    expect(within(row).getByRole("link", { name: "Breaker: Resilience" })).toHaveAttribute("href", "#/resilience");
+    expect(screen.queryByRole("rowheader", { name: "healthy" })).not.toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Clear all" })).toBeDisabled();
+  });
+
+  it("does not claim every connection is in rotation when the statuses cannot be loaded", async () => {
+    renderWithIpc(<CooldownsPage />, {
+      cooldowns_list: () => [f.cooldown()],
+      connections_list: fails("internal_error", "store unavailable"),
+    });
+    expect(await screen.findByText("No connection is cooling down")).toBeInTheDocument();
+    expect(screen.getByRole("alert")).toHaveTextContent("Connection statuses are unavailable (store unavailable)");
+    expect(screen.queryByText("Every connection is in rotation")).not.toBeInTheDocument();
+  });
+
   it("lists cooling, locked-out and terminal connections; terminal ones are not clearable", async () => {
-    renderWithIpc(<CooldownsPage />, { cooldowns_list: rows });
+    const user = userEvent.setup();
+    renderWithIpc(<CooldownsPage />, { cooldowns_list: rows, connections_list: connections });
     await screen.findByRole("table", { name: "Connections taken out of routing" });
     const glm = rowOf("glm-main");
     expect(within(glm).getByText("Cooling")).toBeInTheDocument();
     expect(within(glm).getByText(/^(29|30)s$/)).toBeInTheDocument();
-    expect(glm).toHaveTextContent("rate limit, HTTP 429");
+    // The reason in words; the raw upstream text only on demand.
+    expect(glm).toHaveTextContent("Cooling down: rate limited by the upstream (HTTP 429).");
+    expect(glm).toHaveTextContent("Backoff level 2");
+    const raw = within(glm).getByText("Raw upstream answer");
+    expect(within(glm).getByText("Rate limit reached for requests")).not.toBeVisible();
+    await user.click(raw);
+    expect(within(glm).getByText("Rate limit reached for requests")).toBeVisible();
     expect(within(glm).getByRole("checkbox", { name: "Select glm-main" })).toBeInTheDocument();
     const banned = rowOf("or-1");
-    expect(within(banned).getByText("Terminal: banned")).toBeInTheDocument();
+    expect(within(banned).getByText("Banned")).toHaveClass("badge-danger");
     expect(within(banned).queryByRole("checkbox")).not.toBeInTheDocument();
     expect(within(banned).queryByRole("button")).not.toBeInTheDocument();
     expect(banned).toHaveTextContent("Not cleared here");
     expect(rowOf("claude-max")).toHaveTextContent("claude-opus");
+    expect(within(rowOf("claude-max")).getByText("Models locked")).toBeInTheDocument();
     expect(screen.queryByRole("rowheader", { name: "healthy" })).not.toBeInTheDocument();
+  });
+
+  it("names the last error in words under a status that does not say it", async () => {
+    renderWithIpc(<CooldownsPage />, {
+      cooldowns_list: () => [
+        f.cooldown({
+          status: "unavailable",
+          rateLimitedUntil: Date.now() + 30_000,
+          lastErrorKind: "server_error",
+          errorCode: 503,
+          lastError: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+        }),
+      ],
+      connections_list: () => [f.connection({ status: f.breakerOpen() })],
+    });
+    const row = await screen.findByRole("rowheader", { name: "glm-main" }).then((h) => h.closest("tr")!);
+    expect(row).toHaveTextContent("Last error: the upstream failed (5xx) (HTTP 503).");
+    expect(within(row).getByRole("button", { name: "Clear cooldown of glm-main" })).toBeInTheDocument();
   });
 
   it("clears one connection and shows the result", async () => {

@@ -1,14 +1,45 @@
-// Cooldown Manager: every connection taken out of routing (cooldowns, model lockouts,
-// terminal states), filter by provider, clear one / a selection / all, and the
-// cooldown settings.
+// Cooldown Manager: every connection taken out of routing, whatever the reason (a
+// cooldown, model lockouts, a terminal state, its provider's open breaker, switched
+// off, routing paused), each with the derived status every page shows; filter by
+// provider, clear one / a selection / all, and the cooldown settings.
 import { useMemo, useState } from "react";
-import type { CooldownsClearRequest, CooldownsClearResult } from "../../ipc/bindings";
+import type { ConnectionCooldownView, ConnectionView, CooldownsClearRequest, CooldownsClearResult } from "../../ipc/bindings";
 import { SelectField } from "../../shared/fields";
 import { EmptyState, ErrorState, Loading } from "../../shared/states";
-import { isTerminal } from "../../shared/StatusBadge";
-import { useClearCooldowns, useCooldownsQuery, useRanges, useResilienceDefaultsQuery, useResilienceQuery } from "./api";
+import {
+  useClearCooldowns,
+  useConnectionsQuery,
+  useCooldownsQuery,
+  useRanges,
+  useResilienceDefaultsQuery,
+  useResilienceQuery,
+} from "./api";
 import { CooldownSettingsCard } from "./components/CooldownSettingsCard";
-import { CooldownTable } from "./components/CooldownTable";
+import { CooldownTable, isClearable, type OutOfRoutingRow } from "./components/CooldownTable";
+
+/**
+ * The connections out of routing: every one whose derived status is not routable,
+ * and every one with a cooldown, a terminal state or model lockouts (in the list's
+ * order; cooldown rows of connections the list does not have come last).
+ */
+export function outOfRoutingRows(
+  connections: ConnectionView[] | undefined,
+  cooldowns: ConnectionCooldownView[],
+): OutOfRoutingRow[] {
+  const byId = new Map(cooldowns.map((c) => [c.connection, c]));
+  const cooling = (cd: ConnectionCooldownView | undefined) =>
+    cd !== undefined && (cd.status !== "active" || cd.lockouts.length > 0);
+  const rows: OutOfRoutingRow[] = (connections ?? [])
+    .map((c) => ({ id: c.id, provider: c.provider, name: c.name, status: c.status, cooldown: byId.get(c.id) }))
+    .filter((r) => !r.status.routable || cooling(r.cooldown));
+  const known = new Set((connections ?? []).map((c) => c.id));
+  for (const cd of cooldowns) {
+    if (!known.has(cd.connection) && cooling(cd)) {
+      rows.push({ id: cd.connection, provider: cd.provider, name: undefined, status: undefined, cooldown: cd });
+    }
+  }
+  return rows;
+}
 
 export function describeClear(r: CooldownsClearResult): string {
   return `Cleared ${r.cleared}, unchanged ${r.unchanged}, skipped terminal ${r.skippedTerminal}, lockouts cleared ${r.lockoutsCleared}.`;
@@ -16,6 +47,7 @@ export function describeClear(r: CooldownsClearResult): string {
 
 export function CooldownsPage() {
   const cooldowns = useCooldownsQuery();
+  const connections = useConnectionsQuery();
   const settings = useResilienceQuery();
   const defaults = useResilienceDefaultsQuery();
   const ranges = useRanges();
@@ -25,16 +57,17 @@ export function CooldownsPage() {
   const [message, setMessage] = useState<{ tone: "ok" | "error"; text: string } | null>(null);
 
   const outOfRouting = useMemo(
-    () => (cooldowns.data ?? []).filter((r) => r.status !== "active" || r.lockouts.length > 0),
-    [cooldowns.data],
+    () => outOfRoutingRows(connections.data, cooldowns.data ?? []),
+    [connections.data, cooldowns.data],
   );
   const providers = useMemo(
-    () => [...new Set((cooldowns.data ?? []).map((r) => r.provider))].sort(),
-    [cooldowns.data],
+    () =>
+      [...new Set([...(cooldowns.data ?? []), ...(connections.data ?? [])].map((r) => r.provider))].sort(),
+    [cooldowns.data, connections.data],
   );
   const rows = provider ? outOfRouting.filter((r) => r.provider === provider) : outOfRouting;
-  const clearable = rows.filter((r) => !isTerminal(r.status));
-  const selectedVisible = clearable.filter((r) => selected.has(r.connection)).map((r) => r.connection);
+  const clearable = rows.filter(isClearable);
+  const selectedVisible = clearable.filter((r) => selected.has(r.id)).map((r) => r.id);
 
   const run = (request: CooldownsClearRequest) => {
     setMessage(null);
@@ -65,8 +98,9 @@ export function CooldownsPage() {
       <header className="page-header">
         <h1>Cooldown Manager</h1>
         <p className="page-lead">
-          Connections the gateway has taken out of routing for a transient reason, and the ones in a terminal
-          state. Clearing puts a connection back into rotation at once.
+          Every connection that requests do not reach now, and why: cooling down, models locked out, a terminal
+          state, its provider’s breaker open, switched off. Clearing a cooldown puts a connection back into
+          rotation at once.
         </p>
       </header>
       <div className="card-grid">
@@ -77,7 +111,12 @@ export function CooldownsPage() {
           <p className={`notice${message ? ` notice-${message.tone}` : ""}`} role="status">
             {message?.text}
           </p>
-          {cooldowns.isPending ? (
+          {connections.isError && (
+            <p className="inline-error" role="alert">
+              Connection statuses are unavailable ({connections.error.message}): only cooldowns are listed.
+            </p>
+          )}
+          {cooldowns.isPending || connections.isPending ? (
             <Loading label="Loading cooldowns…" />
           ) : cooldowns.isError ? (
             <ErrorState title="Could not load cooldowns" error={cooldowns.error} onRetry={() => void cooldowns.refetch()} />
@@ -111,9 +150,18 @@ export function CooldownsPage() {
                 </div>
               </div>
               {rows.length === 0 ? (
-                <EmptyState title={provider ? `Nothing out of routing for ${provider}` : "Every connection is in rotation"}>
+                <EmptyState
+                  title={
+                    provider
+                      ? `Nothing out of routing for ${provider}`
+                      : connections.isError
+                        ? "No connection is cooling down"
+                        : "Every connection is in rotation"
+                  }
+                >
                   A connection appears here when it is cooling down after a rate limit or failure, when one of its
-                  models is locked out, or when it is in a terminal state (banned, expired, credits exhausted).
+                  models is locked out, when its provider’s breaker is open, when it is switched off, or when it is
+                  in a terminal state (banned, expired, credits exhausted).
                 </EmptyState>
               ) : (
                 <CooldownTable

@@ -5,6 +5,7 @@ import { queryKeys } from "../../api/queryKeys";
 import type { CooldownsClearRequest } from "../../ipc/bindings";
 
 export {
+  useConnectionsQuery,
   useCooldownsQuery,
   useRanges,
   useResilienceDefaultsQuery,

@@ -40,10 +40,12 @@ describe("OverviewPage", () => {
       keys_list: () => [f.apiKey({ name: "laptop" }), f.apiKey({ id: "k2", name: "ci", scopes: ["lease:exclusive"] })],
       monitoring_summary: () =>
         f.summary({
-          requestsLastHour: 42,
-          errorsLastHour: 3,
-          requestsLastDay: 1234,
-          errorsLastDay: 7,
+          clientsLastHour: f.requestCounts({ requests: 42, served: 38, servedAfterFailover: 3, errors: 1 }),
+          clientsLastDay: f.requestCounts({ requests: 1234, served: 1200, servedAfterFailover: 27, errors: 7 }),
+          attemptsLastHour: 46,
+          failedAttemptsLastHour: 4,
+          attemptsLastDay: 1270,
+          failedAttemptsLastDay: 43,
           recentErrors: [
             {
               id: 9,
@@ -66,12 +68,21 @@ describe("OverviewPage", () => {
     expect(screen.getByRole("button", { name: "Copy base URL" })).toBeInTheDocument();
     expect(await screen.findByRole("cell", { name: "laptop" })).toBeInTheDocument();
     expect(screen.getByRole("cell", { name: "ci" })).toBeInTheDocument();
-    const counts = await screen.findByRole("group", { name: "Request counts" });
-    expect(counts).toHaveTextContent("42");
-    expect(counts).toHaveTextContent("1,234");
+    // What the agents saw, apart from what the gateway did upstream.
+    const agents = await screen.findByRole("group", { name: "Agent requests" });
+    const stat = (group: HTMLElement, label: string) =>
+      within(group).getByText(label).closest(".stat") as HTMLElement;
+    expect(stat(agents, "Requests, last hour")).toHaveTextContent(/^42Requests, last hour24 h: 1,234$/);
+    expect(stat(agents, "Served")).toHaveTextContent(/^38Served24 h: 1,200$/);
+    expect(stat(agents, "Served after failover")).toHaveTextContent(/^3Served after failover24 h: 27$/);
+    expect(stat(agents, "Errors agents received")).toHaveTextContent(/^1Errors agents received24 h: 7$/);
+    const upstream = screen.getByRole("group", { name: "Upstream attempts" });
+    expect(stat(upstream, "Attempts, last hour")).toHaveTextContent(/^46Attempts, last hour24 h: 1,270$/);
+    expect(stat(upstream, "Failed attempts")).toHaveTextContent(/^4Failed attempts24 h: 43$/);
+    expect(screen.getByText(/absorbed when another connection serves the request \(3 in the last hour\)/)).toBeInTheDocument();
     const table = screen.getByRole("table", { name: "Recent errors, newest first" });
     expect(within(table).getByText("claude-max")).toBeInTheDocument();
-    expect(within(table).getByText("http_429")).toBeInTheDocument();
+    expect(within(table).getByText("HTTP 429")).toHaveAttribute("title", "http_429");
     expect(
       screen.getByText(
         "ANTHROPIC_BASE_URL=http://127.0.0.1:7821 ANTHROPIC_AUTH_TOKEN=YOUR_SWITCHYARD_KEY claude",
@@ -81,6 +92,58 @@ describe("OverviewPage", () => {
     expect(screen.getByText(/env_key = "SWITCHYARD_API_KEY"/)).toBeInTheDocument();
     expect(screen.getByRole("button", { name: "Copy Claude Code command" })).toBeInTheDocument();
     expect(screen.getByRole("button", { name: "Copy Codex config.toml" })).toBeInTheDocument();
+  });
+
+  it("counts routable connections and lists the ones out of rotation with their status", async () => {
+    const status = (id: string, name: string, over: Parameters<typeof f.routability>[0] = {}) => ({
+      id,
+      name,
+      provider: "glm",
+      status: f.routability(over),
+    });
+    renderWithIpc(<OverviewPage />, {
+      monitoring_health: () =>
+        f.health({
+          connectionsOutOfRotation: 2,
+          activeLockouts: 1,
+          connections: [
+            status("glm-main", "GLM main"),
+            status("glm-2", "GLM two", { ...f.breakerOpen() }),
+            status("glm-3", "GLM three", {
+              state: "test-failed",
+              label: "Test failed",
+              detail: "Its last Test failed: could not connect to the upstream. Requests still try it; fix the connection and Test again.",
+            }),
+            status("glm-4", "GLM four", { state: "disabled", routable: false, label: "Disabled", detail: "Switched off: never routed to." }),
+          ],
+        }),
+    });
+    const card = await screen.findByRole("region", { name: "Connections" });
+    await within(card).findByText("2 routable");
+    expect(within(card).getByLabelText("Connections in rotation")).toHaveTextContent(
+      "2 routable · 2 out of rotation (of 4 connections)",
+    );
+    const items = within(within(card).getByRole("list", { name: "Connections needing attention" })).getAllByRole(
+      "listitem",
+    );
+    // Out of rotation first, then the ones that route with a warning; plainly routable ones are not listed.
+    expect(items.map((li) => li.querySelector(".badge")?.textContent)).toEqual(["Breaker open", "Disabled", "Test failed"]);
+    expect(items[0]).toHaveTextContent("GLM two");
+    expect(items[0]).toHaveTextContent("Provider 'glm' failed 2 times in a row");
+    expect(items[0]).toHaveTextContent(/ends in (59|60|1m 00)s/);
+    expect(items[2]).toHaveTextContent("could not connect to the upstream");
+    expect(card).not.toHaveTextContent("GLM main");
+    expect(within(card).getByRole("link", { name: "Cooldown Manager" })).toHaveAttribute("href", "#/cooldowns");
+  });
+
+  it("says every connection is in rotation only when each one routes", async () => {
+    renderWithIpc(<OverviewPage />, {
+      monitoring_health: () =>
+        f.health({ connections: [{ id: "glm-main", name: "GLM main", provider: "glm", status: f.routability() }] }),
+    });
+    const card = await screen.findByRole("region", { name: "Connections" });
+    expect(await within(card).findByText("Every connection is in rotation.")).toBeInTheDocument();
+    expect(within(card).getByLabelText("Connections in rotation")).toHaveTextContent("1 routable · 0 out of rotation");
   });
 
   it("creates a client key and shows its secret once, in the setup too", async () => {

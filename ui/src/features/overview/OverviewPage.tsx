@@ -1,10 +1,12 @@
-// Overview: gateway base URL and pause state, client keys, agent setup, activity.
+// Overview: gateway base URL and pause state, connections in and out of rotation,
+// client keys, agent setup, activity.
 import { useState } from "react";
 import { useApi } from "../../api/ApiProvider";
 import { ErrorState, Loading } from "../../shared/states";
 import { useGatewayQuery } from "./api";
 import { ActivityCard } from "./components/ActivityCard";
 import { ClientKeysCard, type CreatedKey } from "./components/ClientKeysCard";
+import { ConnectionsHealthCard } from "./components/ConnectionsHealthCard";
 import { DesktopPrefsCard } from "./components/DesktopPrefsCard";
 import { GatewayCard, PausedBanner } from "./components/GatewayCard";
 import { SetupCard } from "./components/SetupCard";
@@ -33,6 +35,7 @@ export function OverviewPage() {
           <PausedBanner status={gateway.data} />
           <div className="card-grid">
             <GatewayCard status={gateway.data} />
+            <ConnectionsHealthCard />
             <ClientKeysCard created={created} onCreated={setCreated} onDismiss={() => setCreated(null)} />
             <SetupCard baseUrl={gateway.data.baseUrl} secret={created?.secret ?? null} />
             <ActivityCard />

@@ -5,7 +5,7 @@ import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
 import type { ApiKeyCreateRequest, DesktopPrefs } from "../../ipc/bindings";
 
-export { useGatewayQuery } from "../../api/sharedQueries";
+export { useGatewayQuery, useHealthQuery, useKeysQuery } from "../../api/sharedQueries";
 
 export function useSetPaused() {
   const api = useApi();
@@ -20,16 +20,6 @@ export function useSummaryQuery() {
   const api = useApi();
   // The request log has no change event; refresh it on a gentle timer.
   return useQuery({ queryKey: queryKeys.summary, queryFn: () => api.monitoringSummary(), refetchInterval: 15_000 });
-}
-
-export function useHealthQuery() {
-  const api = useApi();
-  return useQuery({ queryKey: queryKeys.health, queryFn: () => api.monitoringHealth() });
-}
-
-export function useKeysQuery() {
-  const api = useApi();
-  return useQuery({ queryKey: queryKeys.keys, queryFn: () => api.keysList() });
 }
 
 export function useCreateKey() {

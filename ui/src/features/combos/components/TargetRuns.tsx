@@ -1,10 +1,10 @@
 // The live state of one combo target: every connection it can run on, with its
-// routability (status badge, cooldown countdown, a lockout of this model) and its
-// load (in flight / cap / queued, and this model's gate).
+// derived status (the badge every page shows, with its countdown), a lockout of this
+// model, and its load (in flight / cap / queued, and this model's gate).
 import type { ConnectionCooldownView, ConnectionFlowView } from "../../../ipc/bindings";
 import { Countdown } from "../../../shared/Countdown";
 import { FlowLoad } from "../../../shared/FlowLoad";
-import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
+import { StatusBadge } from "../../../shared/StatusBadge";
 import type { TargetResolution } from "../routing";
 
 export type LiveMaps = {
@@ -38,18 +38,12 @@ export function TargetRuns({
       {runs.map(({ connection: c, model }) => {
         const cd = live.cooldowns?.get(c.id);
         const lock = cd?.lockouts.find((l) => l.model === model);
-        const status = live.cooldowns === undefined ? null : (cd?.status ?? "active");
         return (
           <li key={`${c.id}\n${model}`}>
             <div className="run-head">
               <strong>{c.name}</strong> <code className="muted small">{model}</code>{" "}
               {showFormat && <span className="muted small">{c.apiFormat} format </span>}
-              <ConnectionStatusBadge status={status} enabled={c.enabled} />
-              {cd?.status === "unavailable" && (
-                <span className="small">
-                  back in <Countdown expiresAt={cd.rateLimitedUntil} expiredLabel="ending" />
-                </span>
-              )}
+              <StatusBadge status={c.status} />
               {lock && (
                 <span className="small">
                   {" "}

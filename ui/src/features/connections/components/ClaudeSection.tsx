@@ -1,10 +1,12 @@
 // The Claude section of a Claude OAuth connection: the two usage-wall options, the
-// organization UUID, and (when editing) the live lane and limit-reset state.
-import type { ClaudeWallView } from "../../../ipc/bindings";
+// organization UUID, and (when editing) the account's usage windows and the live
+// lane and limit-reset state.
+import type { ClaudeWallView, UsageView } from "../../../ipc/bindings";
 import { Countdown } from "../../../shared/Countdown";
 import { Switch, TextField } from "../../../shared/fields";
 import { formatInstant, humanize } from "../../../shared/format";
 import { useNow } from "../../../shared/useNow";
+import { UsageBars } from "./Usage";
 
 export function ClaudeSection({
   lowPriorityMode,
@@ -13,6 +15,7 @@ export function ClaudeSection({
   onChange,
   fieldError,
   wall,
+  usage,
 }: {
   lowPriorityMode: boolean;
   autoLimitReset: boolean;
@@ -21,6 +24,8 @@ export function ClaudeSection({
   fieldError: (path: string) => string | undefined;
   /** Live state; undefined while adding a connection. */
   wall?: ClaudeWallView | null;
+  /** The account's usage windows; undefined while adding a connection. */
+  usage?: UsageView | null;
 }) {
   return (
     <section className="subsection" aria-label="Claude options">
@@ -59,6 +64,7 @@ export function ClaudeSection({
           error={fieldError("/providerSpecific/organizationUUID")}
         />
       </div>
+      {usage !== undefined && <UsageBars usage={usage} />}
       {wall !== undefined && <ClaudeLiveState wall={wall} />}
     </section>
   );

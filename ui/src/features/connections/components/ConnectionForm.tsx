@@ -23,6 +23,7 @@ import { capMapPaths } from "../../../shared/capMap";
 import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, parseModelCaps } from "../overrides";
 import { ClaudeSection } from "./ClaudeSection";
 import { FlowSection } from "./FlowSection";
+import { UsageBars } from "./Usage";
 import { EditorActions } from "../../../shared/EditorActions";
 
 const KNOWN_PROVIDERS = ["anthropic", "openai", "openai-compatible", "glm", "openrouter", "ollama", "lmstudio"];
@@ -290,7 +291,14 @@ export function ConnectionForm({
             onChange={set}
             fieldError={errors.fieldError}
             wall={editing ? connection.claudeWall : undefined}
+            usage={editing ? connection.usage : undefined}
           />
+        )}
+        {!claude && editing && connection.usage !== null && (
+          <section className="subsection" aria-label="Usage">
+            <h3>Usage</h3>
+            <UsageBars usage={connection.usage} />
+          </section>
         )}
         {changedElsewhere && (
           <ChangedElsewhere what="This connection" title={title} busy={busy} onReload={() => void reload()} />

@@ -1,15 +1,15 @@
-// The connections list: provider, name, status badge, live cooldown countdown,
-// live load (in flight / cap / queued, sessions pinned), and the row actions (edit,
-// test, delete).
-import type { ConnectionCooldownView, ConnectionFlowView, ConnectionView } from "../../../ipc/bindings";
+// The connections list: provider, name, the derived status (badge, countdown to its
+// end, why in words, the latest Test), the account's usage windows, live load (in
+// flight / cap / queued, sessions pinned), and the row actions (edit, test, delete).
+import type { ConnectionFlowView, ConnectionView, LastTestView } from "../../../ipc/bindings";
+import { Ago } from "../../../shared/Ago";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
 import { ConnectionName } from "../../../shared/ConnectionName";
-import { Countdown } from "../../../shared/Countdown";
 import { FlowLoad } from "../../../shared/FlowLoad";
 import { formatCount } from "../../../shared/format";
-import { ConnectionStatusBadge } from "../../../shared/StatusBadge";
+import { StatusBadge } from "../../../shared/StatusBadge";
 import { Table } from "../../../shared/Table";
-import { useNow } from "../../../shared/useNow";
+import { UsageSummary } from "./Usage";
 
 /** Sessions kept on this connection by session affinity; nothing when none (or affinity is off). */
 function PinnedSessions({ count }: { count: number | undefined }) {
@@ -17,9 +17,21 @@ function PinnedSessions({ count }: { count: number | undefined }) {
   return <div className="small">{formatCount(count, "session")} pinned</div>;
 }
 
+/** The latest Test on this connection (since the gateway started), in a line. */
+function LastTest({ test }: { test: LastTestView | null }) {
+  if (test === null) return null;
+  return (
+    <div className="small" title={test.message}>
+      <span className={test.ok ? "muted" : "usage-danger"}>{test.ok ? "Test passed" : "Test failed"}</span>{" "}
+      <span className="muted">
+        <Ago at={test.at} />
+      </span>
+    </div>
+  );
+}
+
 export function ConnectionsTable({
   connections,
-  cooldowns,
   flows,
   testingId,
   onEdit,
@@ -27,8 +39,6 @@ export function ConnectionsTable({
   onDelete,
 }: {
   connections: ConnectionView[];
-  /** Cooldown rows by connection id; undefined while unknown. */
-  cooldowns: Map<string, ConnectionCooldownView> | undefined;
   /** Live flow state by connection id; undefined while unknown. */
   flows: Map<string, ConnectionFlowView> | undefined;
   testingId: string | null;
@@ -36,21 +46,18 @@ export function ConnectionsTable({
   onTest: (c: ConnectionView) => void;
   onDelete: (c: ConnectionView) => Promise<unknown>;
 }) {
-  const now = useNow();
   const sorted = [...connections].sort(
     (a, b) => a.provider.localeCompare(b.provider) || a.priority - b.priority || a.name.localeCompare(b.name),
   );
   return (
     <Table
       caption="Connections"
-      columns={["Provider", "Name", "Status", "Cooldown", "Load", "Priority", "Models"]}
+      columns={["Provider", "Name", "Status", "Usage", "Load", "Priority", "Models"]}
       actions
     >
       <tbody>
         {sorted.map((c) => {
-          const cd = cooldowns?.get(c.id);
-          const status = cooldowns === undefined ? null : (cd?.status ?? "active");
-          const laneUntil = c.claudeWall?.laneActiveUntil ?? null;
+          const locked = c.status.lockedModels.length;
           const flow = flows?.get(c.id);
           return (
             <tr key={c.id}>
@@ -59,22 +66,16 @@ export function ConnectionsTable({
                 <ConnectionName id={c.id} name={c.name} />
               </th>
               <td>
-                <ConnectionStatusBadge status={status} enabled={c.enabled} />
-                {laneUntil !== null && laneUntil > now && <span className="badge badge-info">Slow lane</span>}
-              </td>
-              <td>
-                {cd && cd.status === "unavailable" ? (
-                  <Countdown expiresAt={cd.rateLimitedUntil} expiredLabel="ending" />
-                ) : (
-                  <span className="muted">—</span>
-                )}
-                {cd && cd.lockouts.length > 0 && (
+                <StatusBadge status={c.status} showDetail />
+                {locked > 0 && (
                   <div className="small">
-                    <a href="#/model-lockout">
-                      {cd.lockouts.length} model lockout{cd.lockouts.length === 1 ? "" : "s"}
-                    </a>
+                    <a href="#/model-lockout">{formatCount(locked, "model lockout")}</a>
                   </div>
                 )}
+                <LastTest test={c.lastTest} />
+              </td>
+              <td>
+                <UsageSummary usage={c.usage} />
               </td>
               <td>
                 <FlowLoad flow={flow} />

@@ -1,0 +1,68 @@
+// The Overview's connections line: how many route now and how many are out of
+// rotation, from the gateway's one derived status per connection (the health
+// document), and every connection that is not plainly in rotation with its status
+// badge and the sentence why.
+import type { ConnectionRoutabilityView, HealthView } from "../../../ipc/bindings";
+import { ConnectionName } from "../../../shared/ConnectionName";
+import { formatCount, formatInt } from "../../../shared/format";
+import { ErrorState, Loading } from "../../../shared/states";
+import { needsAttention, StatusBadge } from "../../../shared/StatusBadge";
+import { useHealthQuery } from "../api";
+
+/** Out of rotation first, then routable ones with a warning (failed Test, locked models …), in routing order. */
+function attentionList(connections: ConnectionRoutabilityView[]): ConnectionRoutabilityView[] {
+  const listed = connections.filter((c) => needsAttention(c.status));
+  return [...listed.filter((c) => !c.status.routable), ...listed.filter((c) => c.status.routable)];
+}
+
+export function ConnectionsHealth({ health }: { health: HealthView }) {
+  const total = health.connections.length;
+  const out = health.connections.filter((c) => !c.status.routable).length;
+  const listed = attentionList(health.connections);
+  return (
+    <>
+      <p className="health-line" aria-label="Connections in rotation">
+        <strong>{formatInt(total - out)} routable</strong> · <strong>{formatInt(out)} out of rotation</strong>
+        <span className="muted"> (of {formatCount(total, "connection")})</span>
+      </p>
+      {listed.length > 0 ? (
+        <ul className="plain-list health-list" aria-label="Connections needing attention">
+          {listed.map((c) => (
+            <li key={c.id}>
+              <ConnectionName id={c.id} name={c.name} />
+              <StatusBadge status={c.status} showDetail />
+            </li>
+          ))}
+        </ul>
+      ) : total > 0 ? (
+        <p className="muted">Every connection is in rotation.</p>
+      ) : (
+        <p className="muted">
+          No connections yet: add one on the <a href="#/connections">Connections</a> page.
+        </p>
+      )}
+      <p className="small">
+        <a href="#/cooldowns">Cooldown Manager</a> · <a href="#/model-lockout">Model lockouts</a>:{" "}
+        {formatInt(health.activeLockouts)} active
+      </p>
+    </>
+  );
+}
+
+export function ConnectionsHealthCard() {
+  const health = useHealthQuery();
+  return (
+    <section className="card" aria-labelledby="health-title">
+      <header className="card-header">
+        <h2 id="health-title">Connections</h2>
+      </header>
+      {health.isPending ? (
+        <Loading label="Loading connection status…" />
+      ) : health.isError ? (
+        <ErrorState title="Could not load connection status" error={health.error} onRetry={() => void health.refetch()} />
+      ) : (
+        <ConnectionsHealth health={health.data} />
+      )}
+    </section>
+  );
+}
