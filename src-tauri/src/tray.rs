@@ -170,9 +170,18 @@ mod tests {
             conn("b", RoutabilityState::Cooling, false, "Cooling"),
             conn("off", RoutabilityState::Disabled, false, "Disabled"),
         ];
-        assert_eq!(summary_line("127.0.0.1:7821", &all, false), "Listening on 127.0.0.1:7821 · 1 routable · 2 out (glm: Breaker open +1)");
-        assert_eq!(summary_line("127.0.0.1:7821", &all[..1], false), "Listening on 127.0.0.1:7821 · 1 routable");
-        assert_eq!(summary_line("127.0.0.1:7821", &all, true), "Listening on 127.0.0.1:7821 · routing paused");
+        assert_eq!(
+            summary_line("127.0.0.1:7821", &all, false),
+            "Listening on 127.0.0.1:7821 · 1 routable · 2 out (glm: Breaker open +1)"
+        );
+        assert_eq!(
+            summary_line("127.0.0.1:7821", &all[..1], false),
+            "Listening on 127.0.0.1:7821 · 1 routable"
+        );
+        assert_eq!(
+            summary_line("127.0.0.1:7821", &all, true),
+            "Listening on 127.0.0.1:7821 · routing paused"
+        );
     }
 
     #[test]

@@ -41,7 +41,10 @@ async fn a_claude_code_login_becomes_a_working_connection_without_a_restart() {
     assert_eq!(status, 200, "{body}");
     assert_eq!((&body["change"], &body["subscription"]), (&json!("created"), &json!("max")));
     let conn = &body["connection"];
-    assert_eq!((&conn["id"], &conn["authKind"], &conn["provider"]), (&json!("claude-login"), &json!("oauth"), &json!("anthropic")));
+    assert_eq!(
+        (&conn["id"], &conn["authKind"], &conn["provider"]),
+        (&json!("claude-login"), &json!("oauth"), &json!("anthropic"))
+    );
     assert_eq!((&conn["hasSecret"], &conn["hasRefreshToken"]), (&json!(true), &json!(true)));
     assert_eq!(conn["tokenExpiresAt"], 1_900_000_000_000_i64);
     assert!(!body.to_string().contains("SECRET"), "no token in the answer: {body}");
@@ -75,7 +78,10 @@ async fn what_is_not_a_claude_code_login_is_refused_naming_the_file() {
     let (status, body) = import(&gw, &json!({"path": missing})).await;
     assert_eq!((status, &body["error"]["code"]), (400, &json!("validation_failed")), "{body}");
     assert_eq!(body["error"]["issues"][0]["path"], "/path");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("nope.json") && m.contains("claude")), "{body}");
+    assert!(
+        body["error"]["message"].as_str().is_some_and(|m| m.contains("nope.json") && m.contains("claude")),
+        "{body}"
+    );
     let other = gw.dir.path().join("other.json");
     std::fs::write(&other, "{\"hello\": 1}").unwrap_or_else(|e| panic!("{e}"));
     let (status, body) = import(&gw, &json!({"path": other.display().to_string()})).await;

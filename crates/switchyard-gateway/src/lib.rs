@@ -25,6 +25,7 @@ pub mod routability;
 pub mod routing;
 pub mod secrets;
 pub mod server;
+pub mod setup;
 pub mod sleeper;
 pub mod state;
 pub mod store;

@@ -28,6 +28,28 @@ enum Command {
     /// Add or update a Claude subscription connection from Claude Code's login
     /// (`~/.claude/.credentials.json`). A running gateway sees it at its next start.
     ImportClaude(ImportClaudeArgs),
+    /// Point an agent at the running gateway (`claude-code`: ~/.claude/settings.json;
+    /// `codex`: ~/.codex/config.toml), with a client key made for it; `--undo`
+    /// puts the file back exactly as it was.
+    Setup(SetupArgs),
+}
+
+#[derive(clap::Args)]
+struct SetupArgs {
+    /// `claude-code` or `codex`.
+    agent: String,
+    /// Restore the agent's file as it was before setup.
+    #[arg(long)]
+    undo: bool,
+    /// The running gateway [default: http://127.0.0.1:7821].
+    #[arg(long, env = "SWITCHYARD_URL")]
+    url: Option<String>,
+    /// Data directory holding the management token [default: the OS data dir].
+    #[arg(long, env = "SWITCHYARD_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Management token [default: the one stored in the data directory].
+    #[arg(long, env = "SWITCHYARD_MANAGEMENT_TOKEN", hide_env_values = true)]
+    management_token: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -215,6 +237,50 @@ async fn import_claude(args: ImportClaudeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `switchyard setup`: asks the running gateway (which makes the key and edits the
+/// file as the same user) through its management API.
+async fn setup(args: SetupArgs) -> anyhow::Result<()> {
+    let url = args.url.unwrap_or_else(|| format!("http://{DEFAULT_LISTEN}"));
+    let token = match args.management_token {
+        Some(t) => t,
+        None => {
+            let dir = args.data_dir.unwrap_or_else(default_data_dir);
+            let path = dir.join(MANAGEMENT_TOKEN_FILE);
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read the management token at {}", path.display()))?
+                .trim()
+                .to_owned()
+        }
+    };
+    let endpoint = format!("{}/api/setup/{}", url.trim_end_matches('/'), args.agent);
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let request = if args.undo { client.delete(&endpoint) } else { client.post(&endpoint) };
+    let response = request.bearer_auth(token).send().await.with_context(|| {
+        format!("cannot reach the gateway at {url}: start it first (scripts/start.sh or `switchyard serve`)")
+    })?;
+    let status = response.status();
+    let body: serde_json::Value = serde_json::from_slice(&response.bytes().await?).unwrap_or_default();
+    if !status.is_success() {
+        let message = body["error"]["message"].as_str().unwrap_or("the gateway refused");
+        anyhow::bail!("{message}");
+    }
+    if args.undo {
+        let how =
+            if body["restored"] == true { "restored as it was" } else { "removed (it did not exist before)" };
+        eprintln!("{}: {how}", body["path"].as_str().unwrap_or_default());
+    } else {
+        eprintln!(
+            "{} now uses {} with its own client key '{}' (previous file kept in {}); undo: switchyard setup {} --undo",
+            body["path"].as_str().unwrap_or_default(),
+            body["baseUrl"].as_str().unwrap_or_default(),
+            body["keyName"].as_str().unwrap_or_default(),
+            body["backupPath"].as_str().unwrap_or_default(),
+            args.agent,
+        );
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -227,5 +293,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
         Command::ImportClaude(args) => import_claude(args).await,
+        Command::Setup(args) => setup(args).await,
     }
 }

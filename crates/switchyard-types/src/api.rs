@@ -492,6 +492,46 @@ pub struct ClaudeLoginImportResult {
     pub connection: ConnectionView,
 }
 
+/// Whether an agent is set up to use this gateway (`GET /api/setup`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSetupView {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// The agent's config file.
+    pub path: String,
+    /// Switchyard set it up (a backup to undo to exists).
+    pub configured: bool,
+}
+
+/// The answer to `POST /api/setup/{agent}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSetupResult {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// The file written.
+    pub path: String,
+    /// Where its previous state is kept for undo.
+    pub backup_path: String,
+    /// The base URL the agent now uses.
+    pub base_url: String,
+    /// The client key made for it (its name; the key itself is only in the file).
+    pub key_name: String,
+}
+
+/// The answer to `DELETE /api/setup/{agent}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentUndoResult {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// The file put back.
+    pub path: String,
+    /// `true`: restored byte for byte; `false`: it did not exist before and was removed.
+    pub restored: bool,
+}
+
 /// One active exclusive session lease (SPEC §4.4). The owner token is never
 /// shown, not even hashed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]

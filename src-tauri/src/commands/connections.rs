@@ -1,8 +1,8 @@
 //! Connections (REST: `/api/providers`).
 
 use switchyard_types::api::{
-    ClaudeLoginImportRequest, ClaudeLoginImportResult, ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult,
-    ConnectionView,
+    AgentSetupResult, AgentSetupView, AgentUndoResult, ClaudeLoginImportRequest, ClaudeLoginImportResult,
+    ConnectionCreateRequest, ConnectionPatch, ConnectionTestResult, ConnectionView,
 };
 use switchyard_types::presets::ProviderPresetView;
 use tauri::State;
@@ -89,4 +89,27 @@ pub async fn connections_import_claude_login(
 ) -> IpcResult<ClaudeLoginImportResult> {
     let request = request.parse()?;
     call(host, |m| async move { m.import_claude_login_request(request).await }).await
+}
+
+/// Whether Claude Code and Codex are set up to use this gateway (`GET /api/setup`).
+#[tauri::command]
+#[specta::specta]
+pub async fn setup_list(host: State<'_, GatewayHost>) -> IpcResult<Vec<AgentSetupView>> {
+    call(host, |m| async move { Ok(m.agent_setups()) }).await
+}
+
+/// Points an agent (`claude-code`, `codex`) at this gateway with a key of its own,
+/// keeping its previous file for undo (`POST /api/setup/{agent}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn setup_apply(host: State<'_, GatewayHost>, agent: String) -> IpcResult<AgentSetupResult> {
+    call(host, |m| async move { m.setup_agent(&agent).await }).await
+}
+
+/// Puts an agent's file back exactly as it was before setup
+/// (`DELETE /api/setup/{agent}`).
+#[tauri::command]
+#[specta::specta]
+pub async fn setup_undo(host: State<'_, GatewayHost>, agent: String) -> IpcResult<AgentUndoResult> {
+    call(host, |m| async move { m.undo_agent_setup(&agent).await }).await
 }

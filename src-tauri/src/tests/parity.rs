@@ -191,6 +191,10 @@ fn cases() -> Vec<Case> {
         case("requests_list", json!({"query": {"limit": 0}}), M::GET, "/api/requests?limit=0", None),
         case("request_get", json!({"requestId": "nope"}), M::GET, "/api/requests/nope", None),
         case("presets_list", json!({}), M::GET, "/api/presets", None),
+        case("setup_list", json!({}), M::GET, "/api/setup", None),
+        // Only unknown agents here: a real setup would edit this user's own files.
+        case("setup_apply", json!({"agent": "nope"}), M::POST, "/api/setup/nope", None),
+        case("setup_undo", json!({"agent": "nope"}), M::DELETE, "/api/setup/nope", None),
         case(
             "connections_import_claude_login",
             json!({"request": {"path": "/nonexistent/.credentials.json"}}),

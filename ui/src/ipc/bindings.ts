@@ -89,6 +89,23 @@ export const commands = {
 	requestGet: (requestId: string) => typedError<RequestDetailView, IpcError>(__TAURI_INVOKE("request_get", { requestId })),
 	/**  The provider presets, with the base URLs in force (`GET /api/presets`). */
 	presetsList: () => typedError<ProviderPresetView[], IpcError>(__TAURI_INVOKE("presets_list")),
+	/**
+	 *  Adds (or refreshes) a Claude subscription account from Claude Code's login on
+	 *  this machine (`POST /api/providers/import-claude-login`).
+	 */
+	connectionsImportClaudeLogin: (request: ClaudeLoginImportRequest) => typedError<ClaudeLoginImportResult, IpcError>(__TAURI_INVOKE("connections_import_claude_login", { request })),
+	/**  Whether Claude Code and Codex are set up to use this gateway (`GET /api/setup`). */
+	setupList: () => typedError<AgentSetupView[], IpcError>(__TAURI_INVOKE("setup_list")),
+	/**
+	 *  Points an agent (`claude-code`, `codex`) at this gateway with a key of its own,
+	 *  keeping its previous file for undo (`POST /api/setup/{agent}`).
+	 */
+	setupApply: (agent: string) => typedError<AgentSetupResult, IpcError>(__TAURI_INVOKE("setup_apply", { agent })),
+	/**
+	 *  Puts an agent's file back exactly as it was before setup
+	 *  (`DELETE /api/setup/{agent}`).
+	 */
+	setupUndo: (agent: string) => typedError<AgentUndoResult, IpcError>(__TAURI_INVOKE("setup_undo", { agent })),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -162,6 +179,40 @@ export const DEFAULT_RESILIENCE_SETTINGS = {"comboCooldownWait":{"budgetMs":3000
 export const SETTINGS_RANGES = {"fields":[{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerBreaker/oauth/failureThreshold","unit":null},{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerBreaker/oauth/degradationThreshold","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/resetTimeoutMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/cooldownByKind/serverError","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/cooldownByKind/timeout","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/cooldownByKind/unreachable","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/cooldownByKind/rateLimit","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/oauth/cooldownByKind/quotaExhausted","unit":"ms"},{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerBreaker/apikey/failureThreshold","unit":null},{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerBreaker/apikey/degradationThreshold","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/resetTimeoutMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/cooldownByKind/serverError","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/cooldownByKind/timeout","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/cooldownByKind/unreachable","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/cooldownByKind/rateLimit","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerBreaker/apikey/cooldownByKind/quotaExhausted","unit":"ms"},{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerCooldown/oauth/failureThreshold","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerCooldown/oauth/failureWindowMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerCooldown/oauth/cooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":1000,"min":1,"path":"/providerCooldown/apikey/failureThreshold","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerCooldown/apikey/failureWindowMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1000,"path":"/providerCooldown/apikey/cooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":3600000,"min":0,"path":"/providerCooldown/minRetryCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":0,"path":"/providerCooldown/maxRetryCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":600000,"min":0,"path":"/connectionCooldown/oauth/baseCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":16,"min":0,"path":"/connectionCooldown/oauth/maxBackoffSteps","unit":null},{"allowed":[],"kind":"integer","max":600000,"min":0,"path":"/connectionCooldown/apikey/baseCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":16,"min":0,"path":"/connectionCooldown/apikey/maxBackoffSteps","unit":null},{"allowed":[],"kind":"list","max":32,"min":1,"path":"/modelLockout/errorCodes","unit":null},{"allowed":[],"kind":"integer","max":599,"min":100,"path":"/modelLockout/errorCodes/*","unit":null},{"allowed":[],"kind":"integer","max":600000,"min":5000,"path":"/modelLockout/baseCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":3600000,"min":5000,"path":"/modelLockout/maxCooldownMs","unit":"ms"},{"allowed":[],"kind":"integer","max":20,"min":0,"path":"/modelLockout/maxBackoffSteps","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":1,"path":"/requestQueue/maxWaitMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":1,"path":"/requestQueue/executionMaxWaitMs","unit":"ms"},{"allowed":[],"kind":"integer","max":100000,"min":0,"path":"/requestQueue/maxQueueDepth","unit":null},{"allowed":[],"kind":"integer","max":100000,"min":0,"path":"/requestQueue/globalConcurrentRequests","unit":null},{"allowed":[],"kind":"integer","max":300000,"min":0,"path":"/comboCooldownWait/maxWaitMs","unit":"ms"},{"allowed":[],"kind":"integer","max":10,"min":0,"path":"/comboCooldownWait/maxAttempts","unit":null},{"allowed":[],"kind":"integer","max":300000,"min":0,"path":"/comboCooldownWait/budgetMs","unit":"ms"},{"allowed":[],"kind":"integer","max":3600000,"min":1000,"path":"/streamRecovery/stallBudgetMs","unit":"ms"},{"allowed":[],"kind":"integer","max":600000,"min":1000,"path":"/streamRecovery/readinessBudgetMs","unit":"ms"},{"allowed":[],"kind":"integer","max":86400000,"min":10000,"path":"/streamRecovery/attemptDeadlineMs","unit":"ms"},{"allowed":[],"kind":"integer","max":600000,"min":0,"path":"/streamRecovery/throughputWatchdog/warmupMs","unit":"ms"},{"allowed":[],"kind":"integer","max":600000,"min":1000,"path":"/streamRecovery/throughputWatchdog/windowMs","unit":"ms"},{"allowed":[],"kind":"integer","max":1000000,"min":1,"path":"/streamRecovery/throughputWatchdog/minUsefulBytesPerSecond","unit":null},{"allowed":[],"kind":"integer","max":1000000,"min":1,"path":"/streamRecovery/throughputWatchdog/minUsefulBytes","unit":null},{"allowed":[],"kind":"integer","max":604800000,"min":0,"path":"/sessionAffinityTtlMs","unit":"ms"},{"allowed":[],"kind":"list","max":50,"min":0,"path":"/providerErrorRules","unit":null},{"allowed":[],"kind":"text","max":64,"min":1,"path":"/providerErrorRules/*/provider","unit":null},{"allowed":[],"kind":"integer","max":599,"min":100,"path":"/providerErrorRules/*/status","unit":null},{"allowed":[],"kind":"text","max":200,"min":1,"path":"/providerErrorRules/*/match","unit":null},{"allowed":["model","provider","connection"],"kind":"choice","max":null,"min":null,"path":"/providerErrorRules/*/scope","unit":null},{"allowed":["rate_limit","quota_exhausted","concurrency_limited","auth_error","request_rejected","forbidden","credits_exhausted","banned","not_found","server_error","timeout","unreachable","model_capacity","stream_stall","bad_request","local","unknown"],"kind":"choice","max":null,"min":null,"path":"/providerErrorRules/*/reason","unit":null},{"allowed":[],"kind":"integer","max":86400000,"min":0,"path":"/providerErrorRules/*/cooldownMs","unit":"ms"},{"allowed":[],"kind":"list","max":200,"min":0,"path":"/providerConcurrency","unit":null},{"allowed":[],"kind":"text","max":64,"min":1,"path":"/providerConcurrency/*","unit":null},{"allowed":[],"kind":"integer","max":100000,"min":1,"path":"/providerConcurrency/*/cap","unit":null}]} as const;
 
 /* Types */
+/**  The answer to `POST /api/setup/{agent}`. */
+export type AgentSetupResult = {
+	/**  `claude-code` or `codex`. */
+	agent: string,
+	/**  The file written. */
+	path: string,
+	/**  Where its previous state is kept for undo. */
+	backupPath: string,
+	/**  The base URL the agent now uses. */
+	baseUrl: string,
+	/**  The client key made for it (its name; the key itself is only in the file). */
+	keyName: string,
+};
+
+/**  Whether an agent is set up to use this gateway (`GET /api/setup`). */
+export type AgentSetupView = {
+	/**  `claude-code` or `codex`. */
+	agent: string,
+	/**  The agent's config file. */
+	path: string,
+	/**  Switchyard set it up (a backup to undo to exists). */
+	configured: boolean,
+};
+
+/**  The answer to `DELETE /api/setup/{agent}`. */
+export type AgentUndoResult = {
+	/**  `claude-code` or `codex`. */
+	agent: string,
+	/**  The file put back. */
+	path: string,
+	/**  `true`: restored byte for byte; `false`: it did not exist before and was removed. */
+	restored: boolean,
+};
+
 /**  A user alias: a model name that routes to another. */
 export type AliasView = {
 	/**  The name clients send. */
@@ -320,6 +371,30 @@ export type ClaudeLaneEnd =
 "extra_usage" | 
 /**  Ended by an operator. */
 "operator";
+
+/**
+ *  `POST /api/providers/import-claude-login`: add (or refresh) a Claude subscription
+ *  connection from Claude Code's own login on this machine.
+ */
+export type ClaudeLoginImportRequest = {
+	/**  The connection id to create or refresh (default `claude-login`). */
+	id?: string | null,
+	/**
+	 *  Claude Code's credentials file (default `~/.claude/.credentials.json` of
+	 *  the user the gateway runs as).
+	 */
+	path?: string | null,
+};
+
+/**  The answer to [`ClaudeLoginImportRequest`]. Tokens are never returned. */
+export type ClaudeLoginImportResult = {
+	/**  `created`, `updated` or `unchanged`. */
+	change: string,
+	/**  The subscription the login belongs to (`pro`, `max`), when the file says. */
+	subscription: string | null,
+	/**  The connection as it is now (its token expiry in `tokenExpiresAt`). */
+	connection: ConnectionView,
+};
 
 /**
  *  The outcome of a Claude session-limit reset attempt (SPEC 4.3): the claim's

@@ -112,6 +112,8 @@ pub fn router() -> Router<AppState> {
         .route("/api/requests", get(requests_list))
         .route("/api/requests/{id}", get(request_detail))
         .route("/api/presets", get(presets_list))
+        .route("/api/setup", get(setup_list))
+        .route("/api/setup/{agent}", post(setup_apply).delete(setup_undo))
         .route("/api/rate-limits", get(rate_limits).post(rate_limits_set))
         .route("/api/sessions", get(sessions_list).delete(sessions_clear))
         .route("/api/leases", get(leases_list))
@@ -242,6 +244,18 @@ async fn requests_list(
 
 async fn request_detail(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult {
     ok(s.management.request_detail(&id).await?)
+}
+
+async fn setup_list(State(s): State<AppState>) -> ApiResult {
+    ok(s.management.agent_setups())
+}
+
+async fn setup_apply(State(s): State<AppState>, Path(agent): Path<String>) -> ApiResult {
+    ok(s.management.setup_agent(&agent).await?)
+}
+
+async fn setup_undo(State(s): State<AppState>, Path(agent): Path<String>) -> ApiResult {
+    ok(s.management.undo_agent_setup(&agent).await?)
 }
 
 async fn presets_list(State(s): State<AppState>) -> ApiResult {

@@ -66,7 +66,10 @@ fn read(file: &Path) -> MgmtResult<ClaudeOauth> {
         ))
     })?;
     let creds: CredentialsFile = serde_json::from_str(&text).map_err(|_| {
-        unreadable(format!("{} has no readable `claudeAiOauth` login (is it Claude Code's credentials file?)", file.display()))
+        unreadable(format!(
+            "{} has no readable `claudeAiOauth` login (is it Claude Code's credentials file?)",
+            file.display()
+        ))
     })?;
     if creds.claude_ai_oauth.access_token.trim().is_empty() {
         return Err(unreadable(format!("{} holds an empty access token", file.display())));

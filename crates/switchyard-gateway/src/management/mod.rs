@@ -13,6 +13,7 @@
 //! edited (`If-Match`, `expectedVersion`) gets `412 precondition_failed` when the
 //! document changed in between, instead of overwriting that change.
 
+mod agent_setup;
 mod api_keys;
 pub mod claude_login;
 mod connections;
