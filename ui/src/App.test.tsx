@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { App } from "./App";
 import { Bootstrap } from "./api/Bootstrap";
 import { TOKEN_STORAGE_KEY, takeTokenFromLocation } from "./api/connect";
-import { routeFromHash } from "./router";
+import { hrefFor, paramFromHash, routeFromHash } from "./router";
 import { renderWithIpc } from "./test/harness";
 
 describe("router", () => {
@@ -13,6 +13,10 @@ describe("router", () => {
     expect(routeFromHash("#/model-lockout")).toBe("model-lockout");
     expect(routeFromHash("#/combos")).toBe("combos");
     expect(routeFromHash("#/leases")).toBe("leases");
+    expect(routeFromHash("#/requests/req-1")).toBe("requests");
+    expect(paramFromHash("#/requests/req%2F1")).toBe("req/1");
+    expect(paramFromHash("#/requests")).toBeNull();
+    expect(hrefFor("requests", "a/b")).toBe("#/requests/a%2Fb");
     expect(routeFromHash("")).toBe("overview");
     expect(routeFromHash("#/nope")).toBe("overview");
   });
@@ -27,6 +31,7 @@ describe("App", () => {
     expect(screen.getByRole("link", { name: "Overview" })).toHaveAttribute("aria-current", "page");
     for (const [link, heading] of [
       ["Connections", "Connections"],
+      ["Requests", "Requests"],
       ["Combos", "Combos"],
       ["Resilience", "Resilience"],
       ["Model Lockout", "Model Lockout"],

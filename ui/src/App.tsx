@@ -11,6 +11,7 @@ import { CooldownsPage } from "./features/cooldowns/CooldownsPage";
 import { LeasesPage } from "./features/leases/LeasesPage";
 import { ModelLockoutPage } from "./features/model-lockout/ModelLockoutPage";
 import { OverviewPage } from "./features/overview/OverviewPage";
+import { RequestsPage } from "./features/requests/RequestsPage";
 import { useDesktopPrefsQuery } from "./features/overview/api";
 import { ResiliencePage } from "./features/resilience/ResiliencePage";
 import { hrefFor, ROUTES, useRoute, type RouteId } from "./router";
@@ -20,6 +21,7 @@ import { applyTheme, useStoredTheme, type Theme } from "./theme";
 const PAGES: Record<RouteId, () => React.JSX.Element> = {
   overview: OverviewPage,
   connections: ConnectionsPage,
+  requests: RequestsPage,
   combos: CombosPage,
   resilience: ResiliencePage,
   "model-lockout": ModelLockoutPage,

@@ -81,6 +81,21 @@ describe("httpApi", () => {
     expect(api.desktopStatus).toBeUndefined();
   });
 
+  it("reads the request log with its filters as query parameters, one request by id, and the presets", async () => {
+    const { impl, seen } = fakeFetch(() => json([]));
+    const api = createHttpApi("http://gw", "t", { fetchImpl: impl });
+    await api.requestsList({ limit: 50, before: "r/9", status: "429", connection: null, model: "glm-5", key: null, since: 1000, until: null });
+    await api.requestsList({});
+    await api.requestGet("a/b c");
+    await api.presetsList();
+    expect(seen.map((s) => `${s.method} ${s.url.replace("http://gw", "")}`)).toEqual([
+      "GET /api/requests?limit=50&before=r%2F9&status=429&model=glm-5&since=1000",
+      "GET /api/requests",
+      "GET /api/requests/a%2Fb%20c",
+      "GET /api/presets",
+    ]);
+  });
+
   it("drops absent groups from a resilience patch", async () => {
     const { impl, seen } = fakeFetch(() => json({}));
     const api = createHttpApi("http://gw", "t", { fetchImpl: impl });

@@ -2,11 +2,12 @@ import { useQuery } from "@tanstack/react-query";
 import { act, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { events } from "../ipc/bindings";
+import * as f from "../test/fixtures";
 import { callsOf, mockCommands, testQueryClient } from "../test/harness";
 import { ApiError } from "./ApiError";
 import { ApiProvider, useApi } from "./ApiProvider";
 import { createIpcApi } from "./ipcApi";
-import { queryKeys } from "./queryKeys";
+import { EVENT_INVALIDATIONS, queryKeys } from "./queryKeys";
 
 describe("ipcApi", () => {
   it("invokes the snake_case command with camelCase arguments and unwraps the result", async () => {
@@ -14,6 +15,7 @@ describe("ipcApi", () => {
       connections_update: (a) => ({ id: a.id, name: "renamed" }),
       sessions_clear: () => ({ removed: 0 }),
       leases_release: () => ({ released: 1 }),
+      request_get: () => f.failedOverDetail(),
     });
     const api = createIpcApi();
     await expect(api.connectionsUpdate("c1", { name: "renamed" } as never, 4)).resolves.toEqual({
@@ -35,6 +37,11 @@ describe("ipcApi", () => {
     await expect(api.leasesList()).resolves.toEqual({ leases: [] });
     await expect(api.leasesRelease(3)).resolves.toEqual({ released: 1 });
     expect(callsOf(calls, "leases_release")[0].args).toEqual({ id: 3 });
+    await api.requestsList({ limit: 10, before: "r1" });
+    expect(callsOf(calls, "requests_list")[0].args).toEqual({ query: { limit: 10, before: "r1" } });
+    await api.requestGet("r1");
+    expect(callsOf(calls, "request_get")[0].args).toEqual({ requestId: "r1" });
+    await expect(api.presetsList()).resolves.toHaveLength(3);
   });
 
   it("rejects with ApiError carrying the IpcError document", async () => {
@@ -115,6 +122,16 @@ function BreakerCount() {
 }
 
 describe("events", () => {
+  it("every event about a source of a connection's status makes the connections and the health document stale", () => {
+    for (const name of ["breakersChanged", "cooldownsChanged", "lockoutsChanged", "lanesChanged", "connectionsChanged", "routingChanged"] as const) {
+      expect(EVENT_INVALIDATIONS[name], name).toEqual(expect.arrayContaining([queryKeys.connections, queryKeys.health]));
+    }
+    // New requests come with failures: the log follows those events (and is polled).
+    for (const name of ["breakersChanged", "cooldownsChanged", "connectionsChanged"] as const) {
+      expect(EVENT_INVALIDATIONS[name], name).toContain(queryKeys.requests);
+    }
+  });
+
   it("breakersChanged invalidates the breakers query", async () => {
     let n = 0;
     const calls = mockCommands({ breakers_list: () => Array.from({ length: ++n }, () => ({})) });
