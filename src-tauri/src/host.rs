@@ -28,6 +28,11 @@ pub struct DesktopStatusView {
     pub listen: Option<String>,
     /// Why it is not running (e.g. "port 7821 is already in use").
     pub error: Option<String>,
+    /// The port it was started on (or tried), whatever the preference says.
+    pub port: Option<u16>,
+    /// Where that port came from: `preferences`, or `SWITCHYARD_PORT` (which then
+    /// overrides the preference until it is unset).
+    pub port_source: Option<String>,
 }
 
 enum HostState {
@@ -47,13 +52,20 @@ struct Running {
 /// The hosted gateway (managed tauri state).
 pub struct GatewayHost {
     state: RwLock<HostState>,
+    /// The port chosen at start and where it came from.
+    port: RwLock<Option<(u16, &'static str)>>,
 }
 
 impl Default for GatewayHost {
     fn default() -> Self {
-        GatewayHost { state: RwLock::new(HostState::Starting) }
+        GatewayHost { state: RwLock::new(HostState::Starting), port: RwLock::new(None) }
     }
 }
+
+/// Where the port the app starts its gateway on comes from.
+pub const PORT_FROM_PREFERENCES: &str = "preferences";
+/// The environment variable that overrides the port preference.
+pub const PORT_FROM_ENV: &str = "SWITCHYARD_PORT";
 
 /// Where the desktop app's gateway keeps its data and what it imports: the same
 /// environment variables as `switchyard serve`, so scripts and tests can point
@@ -129,25 +141,27 @@ impl GatewayHost {
         self.running().map(|(_, addr)| format!("http://{addr}"))
     }
 
-    /// Running, listening address, or the reason it is not.
+    /// Records the port the gateway is started on and where it came from.
+    pub fn set_port(&self, port: u16, source: &'static str) {
+        *self.port.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((port, source));
+    }
+
+    /// Running, listening address, or the reason it is not; and the port in force.
     pub fn status(&self) -> DesktopStatusView {
-        match &*self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner) {
-            HostState::Running(r) => {
-                DesktopStatusView { running: true, listen: Some(r.addr.to_string()), error: None }
-            }
-            HostState::Starting => DesktopStatusView {
-                running: false,
-                listen: None,
-                error: Some("the gateway is starting".to_owned()),
-            },
-            HostState::Failed(reason) => {
-                DesktopStatusView { running: false, listen: None, error: Some(reason.clone()) }
-            }
-            HostState::Stopped => DesktopStatusView {
-                running: false,
-                listen: None,
-                error: Some("the gateway has stopped".to_owned()),
-            },
+        let (running, listen, error) =
+            match &*self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner) {
+                HostState::Running(r) => (true, Some(r.addr.to_string()), None),
+                HostState::Starting => (false, None, Some("the gateway is starting".to_owned())),
+                HostState::Failed(reason) => (false, None, Some(reason.clone())),
+                HostState::Stopped => (false, None, Some("the gateway has stopped".to_owned())),
+            };
+        let port = *self.port.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        DesktopStatusView {
+            running,
+            listen,
+            error,
+            port: port.map(|p| p.0),
+            port_source: port.map(|p| p.1.to_owned()),
         }
     }
 
@@ -200,5 +214,21 @@ mod tests {
         let err = host.management().err().map(|e| e.code);
         assert_eq!(err, Some(ErrorCode::GatewayUnavailable));
         assert!(!host.status().running);
+    }
+
+    #[tokio::test]
+    async fn the_status_names_the_port_in_force_and_where_it_came_from_even_when_it_is_taken() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = taken.local_addr().map(|a| a.port()).unwrap_or_default();
+        let host = GatewayHost::default();
+        host.set_port(port, PORT_FROM_ENV);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut config = GatewayConfig::new(dir.path().to_path_buf());
+        config.listen = SocketAddr::from(([127, 0, 0, 1], port));
+        assert!(host.start(config).await.is_err());
+        let status = host.status();
+        assert!(!status.running);
+        assert_eq!((status.port, status.port_source.as_deref()), (Some(port), Some("SWITCHYARD_PORT")));
+        assert!(status.error.is_some_and(|e| e.contains("already in use")));
     }
 }

@@ -137,14 +137,16 @@ pub fn run() {
             builder.mount_events(app);
             let prefs = prefs::load(app);
             // SWITCHYARD_PORT overrides the preference (scripts, the e2e test).
-            let port = match std::env::var("SWITCHYARD_PORT") {
-                Ok(text) => text.parse().unwrap_or_else(|_| {
+            let (port, source) = match std::env::var(host::PORT_FROM_ENV).map(|t| (t.parse::<u16>(), t)) {
+                Ok((Ok(port), _)) => (port, host::PORT_FROM_ENV),
+                Ok((Err(_), text)) => {
                     tracing::warn!(event = "desktop.bad_port_env", value = %text, "not a port; using the preference");
-                    prefs.port
-                }),
-                Err(_) => prefs.port,
+                    (prefs.port, host::PORT_FROM_PREFERENCES)
+                }
+                Err(_) => (prefs.port, host::PORT_FROM_PREFERENCES),
             };
             let host = app.state::<GatewayHost>();
+            host.set_port(port, source);
             let started = tauri::async_runtime::block_on(host.start(gateway_config(port)));
             let handle = app.handle().clone();
             if let Err(e) = tray::build(&handle) {

@@ -928,6 +928,13 @@ export type DesktopStatusView = {
 	listen: string | null,
 	/**  Why it is not running (e.g. "port 7821 is already in use"). */
 	error: string | null,
+	/**  The port it was started on (or tried), whatever the preference says. */
+	port: number | null,
+	/**
+	 *  Where that port came from: `preferences`, or `SWITCHYARD_PORT` (which then
+	 *  overrides the preference until it is unset).
+	 */
+	portSource: string | null,
 };
 
 /**  A stable machine code for an error the gateway answers itself. */
