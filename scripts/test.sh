@@ -8,7 +8,8 @@
 # dependency check → UI typecheck, unit tests and build → clippy and cargo tests
 # (gateway, desktop bindings and IPC/REST parity) → bindings freshness → the e2e
 # binaries → browser e2e (Playwright + Debian chromium against `switchyard serve`)
-# → real-app e2e (the desktop binary via tauri-driver under Xvfb).
+# → real-app e2e (the desktop binary via tauri-driver under Xvfb) → the .deb package,
+# unpacked into a scratch root, runs.
 #
 # Environment:
 #   CARGO_TARGET_DIR   reused when set; otherwise /var/cache/switchyard/target when
@@ -116,5 +117,8 @@ npm run --silent ui:e2e
 
 step "real-app e2e: the desktop binary in its webview (tauri-driver, WebKitWebDriver, Xvfb)"
 xvfb-run -a dbus-run-session -- node --test --test-concurrency=1 src-tauri/e2e/
+
+step "package: the .deb (tauri bundler), installed into a scratch root, starts"
+bash scripts/package.sh --check
 
 step "all tests passed"
