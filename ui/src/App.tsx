@@ -14,7 +14,8 @@ import { OverviewPage } from "./features/overview/OverviewPage";
 import { RequestsPage } from "./features/requests/RequestsPage";
 import { useDesktopPrefsQuery } from "./features/overview/api";
 import { ResiliencePage } from "./features/resilience/ResiliencePage";
-import { hrefFor, ROUTES, useRoute, type RouteId } from "./router";
+import { askToLeave, hrefFor, ROUTES, useRoute, type RouteId } from "./router";
+import { hasUnsavedChanges } from "./shared/unsavedChanges";
 import { SelectField } from "./shared/fields";
 import { applyTheme, useStoredTheme, type Theme } from "./theme";
 
@@ -106,7 +107,14 @@ export function App() {
           <ul>
             {ROUTES.map((r) => (
               <li key={r.id}>
-                <a href={hrefFor(r.id)} aria-current={route === r.id ? "page" : undefined}>
+                <a
+                  href={hrefFor(r.id)}
+                  aria-current={route === r.id ? "page" : undefined}
+                  onClick={(e) => {
+                    // Asked here, the link adds no history entry when the user stays.
+                    if (r.id !== route && hasUnsavedChanges() && !askToLeave()) e.preventDefault();
+                  }}
+                >
                   {r.label}
                 </a>
               </li>

@@ -1,6 +1,9 @@
 // A tiny hash router (`#/overview`, `#/connections`, ...): works the same under the
-// Tauri custom protocol and under the gateway's `/ui/` path.
+// Tauri custom protocol and under the gateway's `/ui/` path. Leaving a page whose
+// forms have unsaved edits asks first (shared/unsavedChanges.ts); declined, the
+// address goes back to the page being left.
 import { useSyncExternalStore } from "react";
+import { confirmLeave } from "./shared/unsavedChanges";
 
 export const ROUTES = [
   { id: "overview", label: "Overview" },
@@ -38,9 +41,44 @@ export function hrefFor(id: RouteId, param?: string): string {
   return param === undefined ? `#/${id}` : `#/${id}/${encodeURIComponent(param)}`;
 }
 
+const listeners = new Set<() => void>();
+/** The address of the page shown (restored when leaving it is declined). */
+let shownHash = "";
+/** Set by a link that already asked (`allowNextLeave`): its hash change does not ask again. */
+let leaveAllowed = false;
+
+function onHashChange() {
+  const next = window.location.hash;
+  const leaving = routeFromHash(next) !== routeFromHash(shownHash);
+  if (leaving && !leaveAllowed && !confirmLeave()) {
+    window.history.replaceState(window.history.state, "", shownHash === "" ? hrefFor(DEFAULT_ROUTE) : shownHash);
+    return;
+  }
+  leaveAllowed = false;
+  shownHash = next;
+  for (const l of listeners) l();
+}
+
 function subscribe(cb: () => void): () => void {
-  window.addEventListener("hashchange", cb);
-  return () => window.removeEventListener("hashchange", cb);
+  if (listeners.size === 0) {
+    shownHash = window.location.hash;
+    window.addEventListener("hashchange", onHashChange);
+  }
+  listeners.add(cb);
+  return () => {
+    listeners.delete(cb);
+    if (listeners.size === 0) window.removeEventListener("hashchange", onHashChange);
+  };
+}
+
+/**
+ * Asks before a link leaves the page (nothing to ask without unsaved edits): false
+ * when the user stays. Confirmed, the link's hash change is not asked about again.
+ */
+export function askToLeave(): boolean {
+  if (!confirmLeave()) return false;
+  leaveAllowed = true;
+  return true;
 }
 
 /** The current route's parameter (see `paramFromHash`). */

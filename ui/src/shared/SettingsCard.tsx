@@ -10,6 +10,7 @@ import { FormErrors } from "./fields";
 import { SettingInput } from "./SettingInput";
 import { allFields, buildPatch, draftFrom, issuePaths, type Draft, type FieldSection } from "./settingsForm";
 import { useFieldErrors } from "./useFieldErrors";
+import { useUnsavedChangesGuard } from "./unsavedChanges";
 import { useVersionedEdits } from "./versionedEdits";
 
 /** A settings document as a card edits it: root-shaped, and its version. */
@@ -62,6 +63,7 @@ export function SettingsCard({
   const paths = useMemo(() => issuePaths(fields, draft), [fields, draft]);
   const errors = useFieldErrors(paths, { basePath });
   const dirty = edits.dirty;
+  useUnsavedChangesGuard(dirty, title);
 
   const set = (path: string, value: string | boolean) => {
     setStatus(null);

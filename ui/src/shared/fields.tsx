@@ -4,6 +4,7 @@
 import type { ReactNode } from "react";
 import type { FieldRange } from "../ipc/bindings";
 import { formatDuration } from "./format";
+import { issueField } from "./issueWords";
 import { formatRange, outOfRange } from "./ranges";
 
 function describedBy(...ids: (string | false | undefined)[]): string | undefined {
@@ -282,29 +283,53 @@ export function SelectField<V extends string>({
   );
 }
 
-/** The form-level error box: the server's message and the issues no field claims. */
+/**
+ * What a refused change says at the top of its form: a validation error in words
+ * (how many values need a fix; each is marked at its field), any other error by its
+ * message.
+ */
+export function errorTitle(error: { message: string; code?: string; issues?: unknown[] } | null): string {
+  if (error?.code === "validation_failed") {
+    const n = error.issues?.length ?? 0;
+    if (n === 0) return "The gateway did not accept this change.";
+    return n === 1
+      ? "One value needs a fix before this can be saved."
+      : `${n} values need a fix before this can be saved.`;
+  }
+  return error?.message ?? "The gateway rejected the change.";
+}
+
+/**
+ * The form-level error box: the error in words and the issues no field claims, each
+ * by its field's label (`labels`: JSON pointer → label) rather than its pointer.
+ */
 export function FormErrors({
   error,
   issues,
   title,
+  labels,
 }: {
-  error: { message: string } | null;
+  error: { message: string; code?: string; issues?: unknown[] } | null;
   issues: { path: string; message: string }[];
   title?: string;
+  labels?: Record<string, string>;
 }) {
   if (!error && issues.length === 0) return null;
   return (
     <div className="form-errors" role="alert">
-      <p className="form-errors-title">{title ?? error?.message ?? "The gateway rejected the change."}</p>
+      <p className="form-errors-title">{title ?? errorTitle(error)}</p>
       {issues.length > 0 && (
         <ul>
-          {issues.map((i) => (
-            <li key={`${i.path}:${i.message}`}>
-              {i.path ? <code>{i.path}</code> : null}
-              {i.path ? ": " : null}
-              {i.message}
-            </li>
-          ))}
+          {issues.map((i) => {
+            const field = issueField(i.path, labels);
+            return (
+              <li key={`${i.path}:${i.message}`}>
+                {field ? <strong>{field}</strong> : null}
+                {field ? ": " : null}
+                {i.message}
+              </li>
+            );
+          })}
         </ul>
       )}
     </div>

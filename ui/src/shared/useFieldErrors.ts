@@ -1,7 +1,10 @@
 // Maps `issues[].path` (JSON pointers such as `/modelLockout/baseCooldownMs`) of an
-// ApiError onto form fields; issues no field claims stay form-level.
+// ApiError onto form fields; issues no field claims stay form-level. A field's
+// problems clear as soon as the user edits it (`clearPaths`); messages can be put in
+// the form's words (`vocabulary`).
 import { useCallback, useMemo, useState } from "react";
 import { ApiError, type Issue } from "../api/ApiError";
+import { inWords, type Vocabulary } from "./issueWords";
 
 function segments(path: string): string[] {
   return path.split("/").slice(1);
@@ -9,6 +12,24 @@ function segments(path: string): string[] {
 
 function isPrefix(prefix: string[], of: string[]): boolean {
   return prefix.length <= of.length && prefix.every((s, i) => s === of[i]);
+}
+
+/** Whether `path` is one of `paths` or lies under one (segment-wise). */
+function isUnder(path: string, paths: readonly string[]): boolean {
+  const segs = segments(path);
+  return paths.some((p) => isPrefix(segments(p), segs));
+}
+
+/**
+ * The error without the issues under `paths`: null when it was a validation error
+ * and none remains (every problem it named has been edited since).
+ */
+export function withoutIssues(error: ApiError | null, paths: readonly string[]): ApiError | null {
+  if (error === null || error.issues.length === 0) return error;
+  const remaining = error.issues.filter((i) => !isUnder(i.path, paths));
+  if (remaining.length === error.issues.length) return error;
+  if (remaining.length === 0 && error.isValidation) return null;
+  return new ApiError(error.code, error.message, remaining, error.status);
 }
 
 export type MappedIssues = {
@@ -63,17 +84,23 @@ export type FieldErrors = {
   setError: (e: unknown) => void;
   /** Client-side problems found before sending (path → message). */
   setClientErrors: (errors: Record<string, string>) => void;
+  /** Forgets the problems of these fields (and of fields under them): the user edited them. */
+  clearPaths: (paths: readonly string[]) => void;
   clear: () => void;
 };
 
-export function useFieldErrors(fieldPaths: readonly string[], options: { basePath?: string } = {}): FieldErrors {
+export function useFieldErrors(
+  fieldPaths: readonly string[],
+  options: { basePath?: string; vocabulary?: Vocabulary } = {},
+): FieldErrors {
   const [error, setErrorState] = useState<ApiError | null>(null);
   const [clientErrors, setClientErrors] = useState<Record<string, string>>({});
   const key = fieldPaths.join("\n");
-  const mapped = useMemo(
-    () => mapIssues(error?.issues ?? [], key === "" ? [] : key.split("\n"), options.basePath),
-    [error, key, options.basePath],
-  );
+  const { vocabulary } = options;
+  const mapped = useMemo(() => {
+    const issues = (error?.issues ?? []).map((i) => (vocabulary ? { ...i, message: inWords(i.message, vocabulary) } : i));
+    return mapIssues(issues, key === "" ? [] : key.split("\n"), options.basePath);
+  }, [error, key, options.basePath, vocabulary]);
   const fieldError = useCallback(
     (path: string) => {
       const parts = [...(mapped.byField[path] ?? [])];
@@ -86,6 +113,13 @@ export function useFieldErrors(fieldPaths: readonly string[], options: { basePat
     setClientErrors({});
     setErrorState(ApiError.from(e));
   }, []);
+  const clearPaths = useCallback((paths: readonly string[]) => {
+    setErrorState((e) => withoutIssues(e, paths));
+    setClientErrors((c) => {
+      const kept = Object.fromEntries(Object.entries(c).filter(([p]) => !isUnder(p, paths)));
+      return Object.keys(kept).length === Object.keys(c).length ? c : kept;
+    });
+  }, []);
   const clear = useCallback(() => {
     setErrorState(null);
     setClientErrors({});
@@ -97,6 +131,7 @@ export function useFieldErrors(fieldPaths: readonly string[], options: { basePat
     hasErrors: error !== null || Object.keys(clientErrors).length > 0,
     setError,
     setClientErrors,
+    clearPaths,
     clear,
   };
 }

@@ -46,6 +46,7 @@ export function defaultHandlers(): Handlers {
     model_lockout_get: () => f.modelLockoutSettings(),
     requests_list: () => [],
     presets_list: () => f.presets(),
+    connections_test: () => ({ ok: true, status: 200, latencyMs: 5, message: "the upstream accepted the credentials" }),
   };
 }
 

@@ -127,7 +127,9 @@ describe("ConnectionsPage", () => {
     await user.type(screen.getByLabelText("Priority"), "2");
     await user.type(screen.getByLabelText("Models"), "glm-5, glm-4.6");
     await user.click(screen.getByRole("button", { name: "Save" }));
-    expect(await screen.findByText("Added GLM two.")).toBeInTheDocument();
+    expect(
+      await screen.findByText("Added GLM two. Test of GLM two: OK (HTTP 200, 5 ms). the upstream accepted the credentials"),
+    ).toBeInTheDocument();
     expect(callsOf(calls, "connections_create")[0].args).toEqual({
       request: {
         id: "glm-2",
@@ -194,7 +196,9 @@ describe("ConnectionsPage", () => {
       /1–86,400,000 ms .*empty = Request queue → Execution max wait \(10 min\)/,
     );
     await user.click(screen.getByRole("button", { name: "Save" }));
-    expect(await screen.findByText("Added GLM two.")).toBeInTheDocument();
+    expect(
+      await screen.findByText("Added GLM two. Test of GLM two: OK (HTTP 200, 5 ms). the upstream accepted the credentials"),
+    ).toBeInTheDocument();
     expect(callsOf(calls, "connections_create")[0].args.request).toMatchObject({
       maxConcurrent: 4,
       rateLimitOverrides: { modelConcurrency: { "glm-5": 1, "meta/llama-3": 2, "glm-4.6": 3 }, maxWaitMs: 60000 },
@@ -351,8 +355,130 @@ describe("ConnectionsPage", () => {
     expect(baseUrl).toHaveValue("ftp://x");
     const form = screen.getByRole("region", { name: "Edit Claude Max" });
     const summary = within(form).getAllByRole("alert")[0];
-    expect(summary).toHaveTextContent("2 invalid fields");
-    expect(summary).toHaveTextContent("/rateLimitOverrides: unknown field");
+    // In words: how many values need a fix, and the one no field shows by its section's name.
+    expect(summary).toHaveTextContent(/^3 values need a fix before this can be saved\.Flow control: unknown field$/);
+    expect(summary).not.toHaveTextContent("/");
+  });
+
+  it("says the gateway's problems in words and clears each one when its field is edited", async () => {
+    const user = userEvent.setup();
+    let attempt = 0;
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_create: () =>
+        ++attempt === 1
+          ? Promise.reject({
+              code: "validation_failed",
+              message: 'invalid document: /apiFormat: provider \'acme\' has no implied format: state "anthropic" or "openai"; /apiKey: required when authKind is "api_key"; /providerSpecific/quotaFamilies: must be an object',
+              issues: [
+                { path: "/apiFormat", message: 'provider \'acme\' has no implied format: state "anthropic" or "openai"' },
+                { path: "/apiKey", message: 'required when authKind is "api_key"' },
+                { path: "/providerSpecific/quotaFamilies", message: "must be an object" },
+              ],
+            })
+          : f.connection({ id: "acme-1", name: "acme-1", provider: "acme" }),
+    });
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    await user.type(screen.getByLabelText(/^Provider/), "acme");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    const form = screen.getByRole("region", { name: "Add connection" });
+    const banner = await within(form).findByRole("alert");
+    expect(banner).toHaveTextContent(
+      /^3 values need a fix before this can be saved\.Provider options › quota families: must be an object$/,
+    );
+    const format = screen.getByLabelText("API format");
+    const key = screen.getByLabelText("API key");
+    expect(format).toHaveAccessibleDescription(
+      "the provider “acme” needs an API format: choose Anthropic Messages or OpenAI",
+    );
+    expect(key).toHaveAccessibleDescription("required when Authentication is “API key”");
+
+    await user.selectOptions(format, "openai");
+    expect(format).not.toHaveAccessibleDescription(/needs an API format/);
+    expect(format).not.toHaveAttribute("aria-invalid");
+    expect(key).toHaveAccessibleDescription(/required/);
+    expect(banner).toHaveTextContent(/^2 values need a fix/);
+    await user.type(key, "sk-1");
+    expect(key).not.toHaveAccessibleDescription(/required/);
+    expect(banner).toHaveTextContent(/^One value needs a fix/);
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText(/^Added acme-1\. Test of acme-1: OK/)).toBeInTheDocument();
+    expect(callsOf(calls, "connections_create")).toHaveLength(2);
+  });
+
+  it("fills the form from a preset: only the key is left to type; the new connection is tested at once", async () => {
+    const user = userEvent.setup();
+    let created = false;
+    const saved = () =>
+      f.connection({
+        id: "glm-1a2b3c4d",
+        name: "GLM (Z.ai), OpenAI-compatible endpoint",
+        baseUrl: "https://api.z.ai/api/paas/v4",
+        models: ["glm-4.6", "glm-4.5-air"],
+        lastTest: { at: Date.now(), ok: true, message: "the upstream accepted the credentials" },
+      });
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => (created ? [saved()] : []),
+      connections_create: () => {
+        created = true;
+        return saved();
+      },
+    });
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    const preset = screen.getByLabelText("Preset");
+    await waitFor(() => expect(within(preset).getAllByRole("option")).toHaveLength(4));
+    expect(preset).toHaveValue("");
+    await user.selectOptions(preset, "glm");
+    expect(screen.getByLabelText(/^Provider/)).toHaveValue("glm");
+    expect(screen.getByLabelText("API format")).toHaveValue("openai");
+    expect(screen.getByLabelText("Authentication")).toHaveValue("api_key");
+    expect(screen.getByLabelText("Base URL")).toHaveValue("https://api.z.ai/api/paas/v4");
+    expect(screen.getByLabelText("Models")).toHaveValue("glm-4.6\nglm-4.5-air");
+    expect(screen.getByLabelText("Name")).toHaveValue("GLM (Z.ai), OpenAI-compatible endpoint");
+    expect(preset).toHaveAccessibleDescription(/type the API key, then save/);
+    const key = screen.getByLabelText("API key");
+    expect(key).toHaveAccessibleDescription("Get a key: z.ai → API keys.");
+    await user.type(key, "sk-glm");
+    await user.click(screen.getByRole("button", { name: "Save" }));
+    expect(
+      await screen.findByText(
+        "Added GLM (Z.ai), OpenAI-compatible endpoint. Test of GLM (Z.ai), OpenAI-compatible endpoint: OK (HTTP 200, 5 ms). the upstream accepted the credentials",
+      ),
+    ).toBeInTheDocument();
+    expect(callsOf(calls, "connections_create")[0].args.request).toMatchObject({
+      id: null,
+      provider: "glm",
+      apiFormat: "openai",
+      name: "GLM (Z.ai), OpenAI-compatible endpoint",
+      authKind: "api_key",
+      apiKey: "sk-glm",
+      baseUrl: "https://api.z.ai/api/paas/v4",
+      models: ["glm-4.6", "glm-4.5-air"],
+    });
+    expect(callsOf(calls, "connections_test")[0].args).toEqual({ id: "glm-1a2b3c4d" });
+    // The Test's result is on the row (the list was refetched after it).
+    const row = await waitFor(() => rowOf("GLM \\(Z.ai\\)"));
+    await waitFor(() => expect(row).toHaveTextContent(/Test passed\s*just now/));
+  });
+
+  it("asks no key for a local preset, keeps a name the user typed, and points a Claude account to the login import", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />);
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    await user.type(screen.getByLabelText("Name"), "Laptop Ollama");
+    const preset = screen.getByLabelText("Preset");
+    await waitFor(() => expect(within(preset).getAllByRole("option")).toHaveLength(4));
+    await user.selectOptions(preset, "ollama");
+    expect(screen.getByLabelText("Authentication")).toHaveValue("none");
+    expect(screen.queryByLabelText("API key")).not.toBeInTheDocument();
+    expect(screen.getByLabelText("Name")).toHaveValue("Laptop Ollama");
+    expect(preset).toHaveAccessibleDescription(/needs no key/);
+
+    await user.selectOptions(preset, "claude-account");
+    const note = screen.getByRole("note", { name: "Import your Claude Code login" });
+    expect(note).toHaveTextContent("Log in with Claude Code on this machine, then import its login");
+    expect(note).toHaveTextContent("switchyard import-claude");
+    expect(screen.getByLabelText("Access token")).toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Claude options" })).toBeInTheDocument();
   });
 
   it("tests a connection and shows the result", async () => {

@@ -1,5 +1,7 @@
-// Connections: the list with live status (and the shared gates over it), add / edit /
-// delete / test, and the sessions pinned to them (session affinity).
+// Connections: the list with each one's derived status, usage windows and live load
+// (and the shared gates over it), add (from a preset; a new connection is tested as
+// soon as it is saved) / edit / delete / test, and the sessions pinned to them
+// (session affinity). A Test's result shows on the row (the list is refetched).
 import { useMemo, useState } from "react";
 import { isPreconditionFailed } from "../../api/ApiError";
 import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
@@ -22,11 +24,12 @@ type Editing = { mode: "add" } | { mode: "edit"; id: string } | null;
 /** A message over the list; `reload` offers to refetch the list (a stale delete). */
 type Notice = { tone: "ok" | "error"; text: string; reload?: boolean };
 
-function describeTest(c: ConnectionView, r: ConnectionTestResult): Notice {
+/** A Test's result; `before` says what led to it ("Added GLM."). */
+function describeTest(c: ConnectionView, r: ConnectionTestResult, before = ""): Notice {
   const status = r.status === null ? "no HTTP status" : `HTTP ${r.status}`;
   return {
     tone: r.ok ? "ok" : "error",
-    text: `Test of ${c.name}: ${r.ok ? "OK" : "failed"} (${status}, ${formatInt(r.latencyMs)} ms). ${r.message}`,
+    text: `${before}Test of ${c.name}: ${r.ok ? "OK" : "failed"} (${status}, ${formatInt(r.latencyMs)} ms). ${r.message}`,
   };
 }
 
@@ -45,11 +48,11 @@ export function ConnectionsPage() {
   const editingConnection =
     editing?.mode === "edit" ? connections.data?.find((c) => c.id === editing.id) : undefined;
 
-  const runTest = (c: ConnectionView) => {
-    setNotice(null);
+  const runTest = (c: ConnectionView, before = "") => {
+    setNotice(before ? { tone: "ok", text: `${before}Testing it…` } : null);
     test.mutate(c.id, {
-      onSuccess: (r) => setNotice(describeTest(c, r)),
-      onError: (e) => setNotice({ tone: "error", text: `Test of ${c.name} could not run: ${e.message}` }),
+      onSuccess: (r) => setNotice(describeTest(c, r, before)),
+      onError: (e) => setNotice({ tone: "error", text: `${before}Test of ${c.name} could not run: ${e.message}` }),
     });
   };
 
@@ -110,7 +113,8 @@ export function ConnectionsPage() {
           onCancel={() => setEditing(null)}
           onDone={(saved) => {
             setEditing(null);
-            setNotice({ tone: "ok", text: `Added ${saved.name}.` });
+            // A new connection is tested at once: its result shows here and on its row.
+            runTest(saved, `Added ${saved.name}. `);
           }}
         />
       )}

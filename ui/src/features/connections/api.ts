@@ -89,6 +89,12 @@ export function useTestConnection() {
   return useMutation({ mutationFn: (id: string) => api.connectionsTest(id), onSettled: refresh });
 }
 
+/** The provider presets of the add form (fetched only while it is shown); they never change. */
+export function usePresetsQuery(enabled = true) {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.presets, queryFn: () => api.presetsList(), enabled, staleTime: Infinity });
+}
+
 /**
  * The session-affinity pins, live. Every client request slides its session's pin, and
  * new sessions are pinned without a change event, so this is polled like flow state.

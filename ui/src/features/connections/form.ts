@@ -12,6 +12,7 @@ import type {
   ConnectionCreateRequest,
   ConnectionPatch,
   ConnectionView,
+  ProviderPresetView,
   Value,
 } from "../../ipc/bindings";
 
@@ -89,6 +90,21 @@ export function formFromConnection(c: ConnectionView): ConnectionFormState {
     autoLimitReset: ps.autoLimitReset === true,
     organizationUUID: typeof ps.organizationUUID === "string" ? ps.organizationUUID : "",
     ...overridesFormFrom(c.rateLimitOverrides),
+  };
+}
+
+/**
+ * What a preset fills in: provider, format, authentication, base URL, models, and the
+ * name (its label, unless `name` keeps one the user typed). Secrets stay as typed.
+ */
+export function formFromPreset(p: ProviderPresetView, name?: string): Partial<ConnectionFormState> {
+  return {
+    provider: p.provider,
+    apiFormat: p.apiFormat,
+    authKind: p.authKind,
+    baseUrl: p.baseUrl,
+    models: p.models.join("\n"),
+    name: name ?? p.label,
   };
 }
 

@@ -10,6 +10,7 @@ import type { ComboStrategy, ComboView, ConnectionView, Versioned } from "../../
 import { ChangedElsewhere, reloadedText } from "../../../shared/ChangedElsewhere";
 import { FormErrors, SelectField, TextField } from "../../../shared/fields";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
 import { useVersionedEdits } from "../../../shared/versionedEdits";
 import { usePutCombo, useReloadCombos } from "../api";
 import { buildCombo, comboPaths, formFromCombo, NEW_COMBO, sameComboField, type ComboForm as FormState } from "../form";
@@ -42,6 +43,7 @@ export function ComboForm({
   const [status, setStatus] = useState<string | null>(null);
   const errors = useFieldErrors(comboPaths(state.targets.length));
   const busy = put.isPending || reloading;
+  useUnsavedChangesGuard(edits.dirty, editing ? `your changes to combo ${combo.name}` : "the new combo");
   const comboNames = useMemo(() => new Set(combos.map((c) => c.name)), [combos]);
 
   const set = (change: Partial<FormState>) => {

@@ -1,21 +1,34 @@
-// Add / edit a connection. Secrets are write-only: empty secret fields keep the
-// stored ones. Server issues land on the field whose JSON pointer matches; the rest
-// are listed at the top of the form. An edit shows the user's changes on top of the
-// live connection and names the version they were made to; a save refused because
-// the connection changed elsewhere (412) says so and offers Reload, which keeps the
-// user's changes on top of the current connection.
+// Add / edit a connection. Adding starts with a provider preset, which fills the
+// provider, format, authentication, base URL and models, so only the key is left to
+// type. Secrets are write-only: empty secret fields keep the stored ones. Server
+// issues land on the field whose JSON pointer matches, in words; the rest are listed
+// at the top of the form by their fields' labels. A field's problem clears as soon
+// as it is edited. An edit shows the user's changes on top of the live connection
+// and names the version they were made to; a save refused because the connection
+// changed elsewhere (412) says so and offers Reload, which keeps the user's changes
+// on top of the current connection.
 import { useMemo, useState, type FormEvent } from "react";
-import type { ApiFormat, AuthKind, ConnectionView } from "../../../ipc/bindings";
+import type { ApiFormat, AuthKind, ConnectionView, ProviderPresetView } from "../../../ipc/bindings";
 import { ChangedElsewhere, reloadedText } from "../../../shared/ChangedElsewhere";
 import { FormErrors, NumberField, SelectField, Switch, TextField } from "../../../shared/fields";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
+import type { Vocabulary } from "../../../shared/issueWords";
+import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
 import { useVersionedEdits } from "../../../shared/versionedEdits";
-import { useCreateConnection, useRanges, useReloadConnection, useResilienceQuery, useUpdateConnection } from "../api";
+import {
+  useCreateConnection,
+  usePresetsQuery,
+  useRanges,
+  useReloadConnection,
+  useResilienceQuery,
+  useUpdateConnection,
+} from "../api";
 import {
   buildCreateRequest,
   buildPatch,
   EMPTY_FORM,
   formFromConnection,
+  formFromPreset,
   isClaudeOAuth,
   type ConnectionFormState,
 } from "../form";
@@ -28,11 +41,121 @@ import { EditorActions } from "../../../shared/EditorActions";
 
 const KNOWN_PROVIDERS = ["anthropic", "openai", "openai-compatible", "glm", "openrouter", "ollama", "lmstudio"];
 
+/** The form's fields by JSON pointer: what a problem the gateway names is called on the page. */
+export const CONNECTION_LABELS: Record<string, string> = {
+  "/provider": "Provider",
+  "/id": "ID",
+  "/name": "Name",
+  "/apiFormat": "API format",
+  "/authKind": "Authentication",
+  "/apiKey": "API key",
+  "/accessToken": "Access token",
+  "/refreshToken": "Refresh token",
+  "/expiresAt": "Token expiry",
+  "/baseUrl": "Base URL",
+  "/priority": "Priority",
+  "/enabled": "Enabled",
+  "/models": "Models",
+  "/maxConcurrent": "Max concurrent requests",
+  "/rateLimitOverrides": "Flow control",
+  "/rateLimitOverrides/maxConcurrent": "Max concurrent requests",
+  [MODEL_CAPS_PATH]: "Per-model caps",
+  [MAX_WAIT_PATH]: "Queue wait budget",
+  [EXECUTION_PATH]: "Execution bound",
+  "/rateLimitProtection": "Always protect from rate limits",
+  "/providerSpecific": "Provider options",
+  "/providerSpecific/lowPriorityMode": "Low-priority lane",
+  "/providerSpecific/autoLimitReset": "Automatic limit reset",
+  "/providerSpecific/organizationUUID": "Organization UUID",
+};
+
+/** The gateway's messages without its internal names. */
+const CONNECTION_WORDS: Vocabulary = [
+  [/authKind is "api_key"/g, "Authentication is “API key”"],
+  [/authKind is "oauth"/g, "Authentication is “OAuth”"],
+  [/has no implied format: state "anthropic" or "openai"/g, "needs an API format: choose Anthropic Messages or OpenAI"],
+  [/provider '([^']*)'/g, "the provider “$1”"],
+  [/\(omit for no cap\)/g, "(leave it empty for no cap)"],
+  [/\(omit to use the settings\)/g, "(leave it empty to use the settings)"],
+];
+
+/** The fields whose problems an edit of a form value settles (besides `/<key>` itself). */
+const AFFECTED_PATHS: Partial<Record<keyof ConnectionFormState, string[]>> = {
+  // The format and the base URL are checked against the provider.
+  provider: ["/provider", "/apiFormat", "/baseUrl"],
+  authKind: ["/authKind", "/apiKey", "/accessToken", "/refreshToken"],
+  maxConcurrent: ["/maxConcurrent", "/rateLimitOverrides/maxConcurrent"],
+  modelCaps: [MODEL_CAPS_PATH],
+  maxWaitMs: [MAX_WAIT_PATH],
+  executionMaxWaitMs: [EXECUTION_PATH],
+  protectionForced: ["/rateLimitProtection"],
+  lowPriorityMode: ["/providerSpecific/lowPriorityMode"],
+  autoLimitReset: ["/providerSpecific/autoLimitReset"],
+  organizationUUID: ["/providerSpecific/organizationUUID"],
+};
+
+function pathsOf(change: Partial<ConnectionFormState>): string[] {
+  return Object.keys(change).flatMap((k) => AFFECTED_PATHS[k as keyof ConnectionFormState] ?? [`/${k}`]);
+}
+
 const AUTH_OPTIONS: { value: AuthKind; label: string }[] = [
   { value: "api_key", label: "API key" },
   { value: "oauth", label: "OAuth (subscription account)" },
   { value: "none", label: "None (local server)" },
 ];
+
+/**
+ * The preset picker at the top of the add form. A Claude subscription account is
+ * added by importing Claude Code's login (`switchyard import-claude`); until the form
+ * can do that, its preset says so and leaves the token fields to paste into.
+ */
+function PresetPicker({
+  presets,
+  loading,
+  value,
+  onChange,
+  preset,
+}: {
+  presets: ProviderPresetView[] | undefined;
+  loading: boolean;
+  value: string;
+  onChange: (id: string) => void;
+  preset: ProviderPresetView | undefined;
+}) {
+  const help = preset
+    ? preset.claudeLogin
+      ? undefined
+      : preset.authKind === "none"
+        ? "Filled in below; this local server needs no key. Check the base URL, then save."
+        : "Filled in below: type the API key, then save. The connection is tested once it is saved."
+    : loading
+      ? "Loading the presets…"
+      : "Fills in the provider, format, base URL and models of a well-known service.";
+  return (
+    <div className="preset-picker">
+      <SelectField
+        id="conn-preset"
+        label="Preset"
+        value={value}
+        onChange={onChange}
+        options={[
+          { value: "", label: "Custom: fill in every field" },
+          ...(presets ?? []).map((p) => ({ value: p.id, label: p.label })),
+        ]}
+        help={help}
+      />
+      {preset?.claudeLogin && (
+        <div className="banner banner-info" role="note" aria-label="Import your Claude Code login">
+          <div>
+            <strong>Import your Claude Code login.</strong> {preset.keyHint[0].toUpperCase()}
+            {preset.keyHint.slice(1)}: run <code>switchyard import-claude</code> on this machine (the import button
+            comes in a later version). Or paste the access and refresh tokens below.
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
 
 export function ConnectionForm({
   connection,
@@ -70,11 +193,27 @@ export function ConnectionForm({
     }
     return paths;
   }, [editing, state.authKind, claude, capModels]);
-  const errors = useFieldErrors(visiblePaths);
+  const errors = useFieldErrors(visiblePaths, { vocabulary: CONNECTION_WORDS });
+  const presets = usePresetsQuery(!editing);
+  const [presetId, setPresetId] = useState("");
+  const preset = presets.data?.find((p) => p.id === presetId);
+  useUnsavedChangesGuard(edits.dirty, editing ? `your changes to ${connection.name}` : "the new connection");
 
   const set = (change: Partial<ConnectionFormState>) => {
     setStatus(null);
+    errors.clearPaths(pathsOf(change));
     edits.set(change);
+  };
+
+  // "Custom" keeps what is filled in; a preset fills its fields, and the name follows
+  // the preset until the user types one of their own.
+  const choosePreset = (id: string) => {
+    setPresetId(id);
+    const chosen = presets.data?.find((p) => p.id === id);
+    if (!chosen) return;
+    const previous = presets.data?.find((p) => p.id === presetId);
+    const ownName = state.name.trim() !== "" && state.name !== previous?.label;
+    set(formFromPreset(chosen, ownName ? state.name : undefined));
   };
 
   const submit = async (e: FormEvent) => {
@@ -124,7 +263,10 @@ export function ConnectionForm({
         <h2 id="conn-form-title">{title}</h2>
       </header>
       <form noValidate onSubmit={submit}>
-        {!changedElsewhere && <FormErrors error={errors.error} issues={errors.formIssues} />}
+        {!changedElsewhere && <FormErrors error={errors.error} issues={errors.formIssues} labels={CONNECTION_LABELS} />}
+        {!editing && (
+          <PresetPicker presets={presets.data} loading={presets.isPending} value={presetId} onChange={choosePreset} preset={preset} />
+        )}
         <div className="field-grid">
           {editing ? (
             <div className="field">
@@ -203,7 +345,7 @@ export function ConnectionForm({
               value={state.apiKey}
               onChange={(v) => set({ apiKey: v })}
               placeholder={editing && connection.hasSecret ? "•••••••• (unchanged)" : undefined}
-              help={secretHelp(connection?.hasSecret ?? false)}
+              help={preset?.keyHint ? `Get a key: ${preset.keyHint}.` : secretHelp(connection?.hasSecret ?? false)}
               error={errors.fieldError("/apiKey")}
             />
           )}

@@ -14,6 +14,7 @@ import { formatRange, type RangeLookup } from "../../../shared/ranges";
 import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
 import { useVersionedEdits, type Same } from "../../../shared/versionedEdits";
 import {
   RULES_PATH,
@@ -81,6 +82,7 @@ export function ErrorRulesCard({
   const paths = useMemo(() => rulePaths(count), [count]);
   const errors = useFieldErrors(paths);
   const dirty = edits.dirty;
+  useUnsavedChangesGuard(dirty, TITLE);
 
   useEffect(() => {
     if (focusAfterRender.current === null) return;
