@@ -4,7 +4,7 @@
 # Debian package instead: `bash scripts/package.sh`, then `sudo apt install ./<deb>`.
 #
 #   bash scripts/install.sh                  # → ~/.local/bin/switchyard
-#   PREFIX=/usr/local sudo -E bash scripts/install.sh
+#   PREFIX=/usr/local bash scripts/install.sh  # builds as you; only the copy uses sudo
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +13,13 @@ target="${CARGO_TARGET_DIR:-target}"
 command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust 1.94 or newer (https://rustup.rs)"; exit 1; }
 echo "building switchyard (release; the first build takes 5-15 minutes)"
 cargo build --release --locked -p switchyard-gateway --bin switchyard
-install -d "$prefix/bin"
-install -m 0755 "$target/release/switchyard" "$prefix/bin/switchyard"
+as_root=()
+if ! mkdir -p "$prefix/bin" 2>/dev/null || [ ! -w "$prefix/bin" ]; then
+  as_root=(sudo)
+  echo "$prefix/bin is not writable by you: copying with sudo"
+fi
+"${as_root[@]}" install -d "$prefix/bin"
+"${as_root[@]}" install -m 0755 "$target/release/switchyard" "$prefix/bin/switchyard"
 echo "installed: $prefix/bin/switchyard ($("$prefix/bin/switchyard" --version))"
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;

@@ -69,6 +69,19 @@ async fn claude_code_is_set_up_with_a_working_key_and_undone_byte_for_byte() {
     assert_eq!(sent.map(|r| r.status().as_u16()).ok(), Some(401), "the key made for it is gone");
     let (status, _) = call(&gw, reqwest::Method::DELETE, "/api/setup/claude-code").await;
     assert_eq!(status, 404, "nothing left to undo");
+
+    // Edited after setup: undo refuses to lose the edit, unless forced.
+    assert_eq!(call(&gw, reqwest::Method::POST, "/api/setup/claude-code").await.0, 200);
+    let edited = std::fs::read_to_string(&settings)
+        .unwrap_or_default()
+        .replace("\"model\"", "\"theme\": \"dark\",\n  \"model\"");
+    std::fs::write(&settings, &edited).unwrap_or_else(|e| panic!("{e}"));
+    let (status, refused) = call(&gw, reqwest::Method::DELETE, "/api/setup/claude-code").await;
+    assert_eq!((status, &refused["error"]["code"]), (409, &json!("conflict")), "{refused}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap_or_default(), edited);
+    let (status, _) = call(&gw, reqwest::Method::DELETE, "/api/setup/claude-code?force=true").await;
+    assert_eq!(status, 200);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap_or_default(), original);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 //! without any attempt, and filters.
 
 use serde_json::{Value, json};
-use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
 use switchyard_tests::{TestGateway, two_anthropic_keys};
 
 fn request(model: &str) -> Value {
@@ -151,7 +151,8 @@ async fn requests_refused_without_any_attempt_are_in_the_log_and_the_filters_fin
     );
     // Filters.
     assert_eq!(requests(&gw, "?status=error", 4).await.len(), 4);
-    assert_eq!(requests(&gw, "?status=ok", 0).await.len(), 0);
+    let ok = gw.mgmt_json("/api/requests?status=ok").await;
+    assert_eq!(ok, json!([]), "none of them was served");
     assert_eq!(requests(&gw, "?status=503", 1).await.len(), 1);
     assert_eq!(requests(&gw, &format!("?model={model}"), 2).await.len(), 2);
     assert_eq!(requests(&gw, "?connection=key-b", 1).await.len(), 1, "the failed request last tried key-b");
@@ -169,4 +170,29 @@ async fn requests_refused_without_any_attempt_are_in_the_log_and_the_filters_fin
     let summary = gw.mgmt_json("/api/monitoring/summary").await;
     assert_eq!(summary["clientsLastHour"]["errors"], 4);
     assert_eq!(summary["clientsLastHour"]["requests"], 4);
+}
+
+#[tokio::test]
+async fn a_request_the_client_gave_up_on_is_logged_as_cancelled() {
+    let hold = Hold::new();
+    let a = FakeUpstream::start(
+        Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "late")).held(&hold),
+    )
+    .await;
+    let b = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "b"))).await;
+    let gw = TestGateway::start(&two_anthropic_keys(&a.url(), &b.url())).await;
+    let request = gw
+        .http
+        .post(gw.url("/v1/messages"))
+        .bearer_auth(switchyard_tests::CLIENT_KEY)
+        .json(&request("anthropic/claude-sonnet-4-6"))
+        .send();
+    let sent = tokio::spawn(request);
+    assert!(a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
+    // The agent gives up (Esc) while the upstream is still thinking.
+    sent.abort();
+    let rows = requests(&gw, "", 1).await;
+    assert_eq!((&rows[0]["outcome"], &rows[0]["status"]), (&json!("cancelled"), &json!(499)), "{rows:?}");
+    assert_eq!(rows[0]["model"], "anthropic/claude-sonnet-4-6");
+    hold.open();
 }

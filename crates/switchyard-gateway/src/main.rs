@@ -41,6 +41,9 @@ struct SetupArgs {
     /// Restore the agent's file as it was before setup.
     #[arg(long)]
     undo: bool,
+    /// With --undo: restore even if the file was edited after setup (those edits are lost).
+    #[arg(long, requires = "undo")]
+    force: bool,
     /// The running gateway [default: http://127.0.0.1:7821].
     #[arg(long, env = "SWITCHYARD_URL")]
     url: Option<String>,
@@ -252,7 +255,8 @@ async fn setup(args: SetupArgs) -> anyhow::Result<()> {
                 .to_owned()
         }
     };
-    let endpoint = format!("{}/api/setup/{}", url.trim_end_matches('/'), args.agent);
+    let force = if args.force { "?force=true" } else { "" };
+    let endpoint = format!("{}/api/setup/{}{force}", url.trim_end_matches('/'), args.agent);
     let client = reqwest::Client::builder().no_proxy().build()?;
     let request = if args.undo { client.delete(&endpoint) } else { client.post(&endpoint) };
     let response = request.bearer_auth(token).send().await.with_context(|| {

@@ -13,6 +13,9 @@
 //! to it in `<file>.switchyard-backup.json`; undo writes them back byte for byte
 //! (or removes the file) and deletes the backup. Running setup again keeps the
 //! first backup. A file that cannot be parsed is never touched: the error says why.
+//! If the file changed after setup wrote it (the user, or the agent itself), undo
+//! refuses rather than lose those edits, unless forced. A symlinked file is
+//! written through its link, so the link stays.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +93,17 @@ pub enum SetupError {
         /// The file.
         path: String,
     },
+    /// Undo of a file edited since setup wrote it.
+    #[error(
+        "{path} changed after Switchyard set it up; undoing would lose those edits. Remove Switchyard's \
+         lines by hand and delete {backup}, or undo anyway (force) to restore the file as it was before setup"
+    )]
+    ChangedSinceSetup {
+        /// The file.
+        path: String,
+        /// Its backup.
+        backup: String,
+    },
 }
 
 /// What was saved before the first change.
@@ -100,6 +114,23 @@ pub struct Backup {
     pub original: Option<String>,
     /// The client key setup created, to delete on undo.
     pub key_id: Option<String>,
+    /// SHA-256 (hex) of the text setup last wrote, to tell whether the file changed since.
+    #[serde(default)]
+    pub written_sha256: Option<String>,
+}
+
+fn sha256_hex(text: &[u8]) -> String {
+    crate::secrets::hash_key_hex_bytes(text)
+}
+
+/// Where writes to `path` go: through a symlink to its target, so the link stays.
+fn resolved(path: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+        }
+        _ => path.to_owned(),
+    }
 }
 
 /// The backup's path.
@@ -144,13 +175,18 @@ fn write_atomically(path: &Path, text: &[u8]) -> Result<(), SetupError> {
     let mut tmp = path.as_os_str().to_os_string();
     tmp.push(".switchyard-tmp");
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text).map_err(io("write", &tmp))?;
+    let _ = std::fs::remove_file(&tmp);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        // It holds a client key.
-        let _ = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600));
+        use std::os::unix::fs::OpenOptionsExt;
+        // It holds a client key: private from its first byte.
+        options.mode(0o600);
     }
+    let mut file = options.open(&tmp).map_err(io("create", &tmp))?;
+    std::io::Write::write_all(&mut file, text).map_err(io("write", &tmp))?;
+    file.sync_all().map_err(io("write", &tmp))?;
     std::fs::rename(&tmp, path).map_err(io("replace", path))
 }
 
@@ -254,10 +290,14 @@ pub fn apply(
         Some(b) => b.original,
         None => existing,
     };
-    let saved = Backup { original, key_id: Some(key_id.to_owned()) };
+    let saved = Backup {
+        original,
+        key_id: Some(key_id.to_owned()),
+        written_sha256: Some(sha256_hex(text.as_bytes())),
+    };
     let json = serde_json::to_vec_pretty(&saved).map_err(|e| unparsable(&backup, e))?;
     write_atomically(&backup, &json)?;
-    write_atomically(&path, text.as_bytes())?;
+    write_atomically(&resolved(&path), text.as_bytes())?;
     Ok(Applied { path, backup, first_time })
 }
 
@@ -272,15 +312,28 @@ pub struct Undone {
     pub key_id: Option<String>,
 }
 
-/// Puts `agent`'s file back exactly as it was before the first setup.
-pub fn undo(agent: Agent, env: &dyn EnvSource) -> Result<Undone, SetupError> {
+/// Puts `agent`'s file back exactly as it was before the first setup; refuses
+/// when it changed since setup wrote it, unless `force`.
+pub fn undo(agent: Agent, env: &dyn EnvSource, force: bool) -> Result<Undone, SetupError> {
     let path = agent.config_path(env);
     let Some(saved) = read_backup(&path)? else {
         return Err(SetupError::NothingToUndo { path: path.display().to_string() });
     };
+    let now = read_existing(&path)?;
+    let edited = match (&saved.written_sha256, &now) {
+        (Some(written), Some(text)) => *written != sha256_hex(text.as_bytes()),
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if edited && !force {
+        return Err(SetupError::ChangedSinceSetup {
+            path: path.display().to_string(),
+            backup: backup_path(&path).display().to_string(),
+        });
+    }
     let restored = match &saved.original {
         Some(text) => {
-            write_atomically(&path, text.as_bytes())?;
+            write_atomically(&resolved(&path), text.as_bytes())?;
             true
         }
         None => {
@@ -328,11 +381,11 @@ mod tests {
         let again = apply(Agent::ClaudeCode, &env, "http://127.0.0.1:7900", "sy-key", "k1");
         assert!(again.is_ok_and(|d| !d.first_time));
         assert_eq!(previous_key(Agent::ClaudeCode, &env).ok().flatten().as_deref(), Some("k1"));
-        let undone = undo(Agent::ClaudeCode, &env);
+        let undone = undo(Agent::ClaudeCode, &env, false);
         assert!(undone.as_ref().is_ok_and(|u| u.restored && u.key_id.as_deref() == Some("k1")), "{undone:?}");
         assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), original, "byte for byte");
         assert!(!backup_path(&path).exists());
-        assert!(matches!(undo(Agent::ClaudeCode, &env), Err(SetupError::NothingToUndo { .. })));
+        assert!(matches!(undo(Agent::ClaudeCode, &env, false), Err(SetupError::NothingToUndo { .. })));
     }
 
     #[test]
@@ -349,7 +402,7 @@ mod tests {
         assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:7821/v1"));
         assert_eq!(p["wire_api"].as_str(), Some("responses"));
         assert_eq!(p["experimental_bearer_token"].as_str(), Some("sy-key"));
-        assert!(undo(Agent::Codex, &env).is_ok_and(|u| !u.restored));
+        assert!(undo(Agent::Codex, &env, false).is_ok_and(|u| !u.restored));
         assert!(!path.exists(), "there was no file before");
 
         let original = "# my settings\nmodel = \"gpt-5.5\" # favourite\n\n[analytics]\nenabled = false\n";
@@ -357,8 +410,38 @@ mod tests {
         assert!(apply(Agent::Codex, &env, "http://127.0.0.1:7821", "sy-key", "k2").is_ok());
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(text.starts_with("# my settings\nmodel = \"gpt-5.5\" # favourite\n"), "{text}");
-        assert!(undo(Agent::Codex, &env).is_ok());
+        assert!(undo(Agent::Codex, &env, false).is_ok());
         assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), original);
+    }
+
+    #[test]
+    fn undo_refuses_to_lose_edits_made_after_setup_unless_forced_and_keeps_a_symlink() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let env = env(dir.path());
+        let path = Agent::ClaudeCode.config_path(&env);
+        std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        // The settings live elsewhere (a dotfiles repository) behind a symlink.
+        let real = dir.path().join("dotfiles-settings.json");
+        std::fs::write(&real, "{}\n").unwrap_or_else(|e| panic!("{e}"));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&real, &path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(apply(Agent::ClaudeCode, &env, "http://127.0.0.1:7821", "sy-key", "k").is_ok());
+        assert!(std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()), "the link stays");
+        assert!(std::fs::read_to_string(&real).unwrap_or_default().contains("ANTHROPIC_BASE_URL"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&real).map(|m| m.permissions().mode() & 0o777).unwrap_or_default();
+            assert_eq!(mode, 0o600, "it holds a key");
+        }
+        // The user edits the file after setup.
+        let edited = std::fs::read_to_string(&real).unwrap_or_default().replace("{", "{\n  \"hooks\": {},");
+        std::fs::write(&real, &edited).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(undo(Agent::ClaudeCode, &env, false), Err(SetupError::ChangedSinceSetup { .. })));
+        assert_eq!(std::fs::read_to_string(&real).unwrap_or_default(), edited, "left alone");
+        assert!(undo(Agent::ClaudeCode, &env, true).is_ok_and(|u| u.restored));
+        assert_eq!(std::fs::read_to_string(&real).unwrap_or_default(), "{}\n");
+        assert!(std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! (5-hour and 7-day utilisation, status, reset) and Codex's `x-codex-primary-*` /
 //! `x-codex-secondary-*`. The latest reading per connection is kept in memory and
 //! shown on the connection; the binding window's reset feeds the `reset-aware`
-//! strategy. A response without these headers costs two header lookups.
+//! strategy. A response without these headers costs two header lookups (and no
+//! allocation).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -14,6 +15,12 @@ use switchyard_types::usage::{UsageSource, UsageView, UsageWindowView};
 
 const CLAUDE: &str = "anthropic-ratelimit-unified-";
 const CODEX: &str = "x-codex-";
+/// Present on every answer that carries a Claude reading.
+const CLAUDE_MARK: &str = "anthropic-ratelimit-unified-status";
+/// Present on every answer that carries a Codex reading.
+const CODEX_MARK: &str = "x-codex-primary-used-percent";
+/// Resets closer than this are the same reset (Codex sends "seconds from now").
+const RESET_TOLERANCE_MS: i64 = 60_000;
 
 fn text<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
     h.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
@@ -96,14 +103,25 @@ fn visibly_different(a: &UsageView, b: &UsageView) -> bool {
         || a.windows.iter().zip(&b.windows).any(|(x, y)| {
             x.window != y.window
                 || x.status != y.status
-                || x.resets_at != y.resets_at
+                || match (x.resets_at, y.resets_at) {
+                    (Some(a), Some(b)) => (a.0 - b.0).abs() >= RESET_TOLERANCE_MS,
+                    (a, b) => a.is_some() != b.is_some(),
+                }
                 || x.used_permille.abs_diff(y.used_permille) >= 10
         })
 }
 
 /// The usage reading of one response, if it carries one.
 pub fn read(h: &HeaderMap, now: UnixMillis) -> Option<UsageView> {
-    claude(h, now).or_else(|| codex(h, now))
+    let claude_mark =
+        h.contains_key(CLAUDE_MARK) || h.contains_key("anthropic-ratelimit-unified-5h-utilization");
+    if claude_mark && let Some(reading) = claude(h, now) {
+        return Some(reading);
+    }
+    if h.contains_key(CODEX_MARK) || h.contains_key("x-codex-secondary-used-percent") {
+        return codex(h, now);
+    }
+    None
 }
 
 impl UsageViewExt for UsageView {
@@ -223,6 +241,30 @@ mod tests {
             ]
         );
         assert_eq!(u.binding_window.as_deref(), Some("secondary"), "the fuller window binds");
+    }
+
+    #[test]
+    fn a_reset_announced_in_seconds_from_now_is_not_a_change_every_answer() {
+        let book = UsageBook::default();
+        let h = headers(&[
+            ("x-codex-primary-used-percent", "12"),
+            ("x-codex-primary-reset-after-seconds", "600"),
+        ]);
+        assert!(book.observe("c", &h, NOW).is_some_and(|(_, changed)| changed), "the first reading is news");
+        let later = NOW.plus_millis(2_000);
+        let h2 = headers(&[
+            ("x-codex-primary-used-percent", "12"),
+            ("x-codex-primary-reset-after-seconds", "598"),
+        ]);
+        assert!(book.observe("c", &h2, later).is_some_and(|(_, changed)| !changed));
+        let h3 = headers(&[
+            ("x-codex-primary-used-percent", "14"),
+            ("x-codex-primary-reset-after-seconds", "597"),
+        ]);
+        assert!(
+            book.observe("c", &h3, later).is_some_and(|(_, changed)| changed),
+            "two percent more is news"
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub enum RequestOutcome {
     RefusedByGateway,
     /// Every attempt failed.
     Failed,
+    /// The client went away before the answer (while the gateway waited, or
+    /// before the upstream's headers); logged with status 499.
+    Cancelled,
 }
 
 /// What happened to one candidate of a request.

@@ -106,10 +106,14 @@ pub async fn setup_apply(host: State<'_, GatewayHost>, agent: String) -> IpcResu
     call(host, |m| async move { m.setup_agent(&agent).await }).await
 }
 
-/// Puts an agent's file back exactly as it was before setup
-/// (`DELETE /api/setup/{agent}`).
+/// Puts an agent's file back exactly as it was before setup; a file edited since
+/// is refused unless `force` (`DELETE /api/setup/{agent}?force=true`).
 #[tauri::command]
 #[specta::specta]
-pub async fn setup_undo(host: State<'_, GatewayHost>, agent: String) -> IpcResult<AgentUndoResult> {
-    call(host, |m| async move { m.undo_agent_setup(&agent).await }).await
+pub async fn setup_undo(
+    host: State<'_, GatewayHost>,
+    agent: String,
+    force: bool,
+) -> IpcResult<AgentUndoResult> {
+    call(host, |m| async move { m.undo_agent_setup(&agent, force).await }).await
 }

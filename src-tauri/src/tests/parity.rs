@@ -194,7 +194,7 @@ fn cases() -> Vec<Case> {
         case("setup_list", json!({}), M::GET, "/api/setup", None),
         // Only unknown agents here: a real setup would edit this user's own files.
         case("setup_apply", json!({"agent": "nope"}), M::POST, "/api/setup/nope", None),
-        case("setup_undo", json!({"agent": "nope"}), M::DELETE, "/api/setup/nope", None),
+        case("setup_undo", json!({"agent": "nope", "force": false}), M::DELETE, "/api/setup/nope", None),
         case(
             "connections_import_claude_login",
             json!({"request": {"path": "/nonexistent/.credentials.json"}}),

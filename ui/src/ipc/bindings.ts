@@ -102,10 +102,10 @@ export const commands = {
 	 */
 	setupApply: (agent: string) => typedError<AgentSetupResult, IpcError>(__TAURI_INVOKE("setup_apply", { agent })),
 	/**
-	 *  Puts an agent's file back exactly as it was before setup
-	 *  (`DELETE /api/setup/{agent}`).
+	 *  Puts an agent's file back exactly as it was before setup; a file edited since
+	 *  is refused unless `force` (`DELETE /api/setup/{agent}?force=true`).
 	 */
-	setupUndo: (agent: string) => typedError<AgentUndoResult, IpcError>(__TAURI_INVOKE("setup_undo", { agent })),
+	setupUndo: (agent: string, force: boolean) => typedError<AgentUndoResult, IpcError>(__TAURI_INVOKE("setup_undo", { agent, force })),
 	/**  The effective resilience settings and their version (`GET /api/resilience`). */
 	resilienceGet: () => typedError<Versioned<ResilienceSettings>, IpcError>(__TAURI_INVOKE("resilience_get")),
 	/**
@@ -1660,7 +1660,12 @@ export type RequestOutcome =
  */
 "refused-by-gateway" | 
 /**  Every attempt failed. */
-"failed";
+"failed" | 
+/**
+ *  The client went away before the answer (while the gateway waited, or
+ *  before the upstream's headers); logged with status 499.
+ */
+"cancelled";
 
 /**  Partial [`RequestQueueSettings`]. */
 export type RequestQueuePatch = {

@@ -254,8 +254,25 @@ async fn setup_apply(State(s): State<AppState>, Path(agent): Path<String>) -> Ap
     ok(s.management.setup_agent(&agent).await?)
 }
 
-async fn setup_undo(State(s): State<AppState>, Path(agent): Path<String>) -> ApiResult {
-    ok(s.management.undo_agent_setup(&agent).await?)
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoQuery {
+    #[serde(default)]
+    force: bool,
+}
+
+async fn setup_undo(
+    State(s): State<AppState>,
+    Path(agent): Path<String>,
+    query: Result<Query<UndoQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult {
+    let Query(query) = query.map_err(|e| {
+        GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
+            path: String::new(),
+            message: e.body_text(),
+        }])
+    })?;
+    ok(s.management.undo_agent_setup(&agent, query.force).await?)
 }
 
 async fn presets_list(State(s): State<AppState>) -> ApiResult {

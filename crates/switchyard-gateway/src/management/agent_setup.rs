@@ -24,7 +24,9 @@ fn agent(id: &str) -> MgmtResult<Agent> {
 fn refused(e: SetupError) -> GatewayError {
     match e {
         SetupError::NothingToUndo { .. } => GatewayError::new(ErrorCode::NotFound, e.to_string()),
-        SetupError::Unparsable { .. } => GatewayError::new(ErrorCode::Conflict, e.to_string()),
+        SetupError::Unparsable { .. } | SetupError::ChangedSinceSetup { .. } => {
+            GatewayError::new(ErrorCode::Conflict, e.to_string())
+        }
         SetupError::Io { .. } => GatewayError::internal(e),
     }
 }
@@ -99,10 +101,11 @@ impl ManagementService {
     }
 
     /// `DELETE /api/setup/{agent}`: puts the agent's file back as it was and
-    /// deletes the key made for it.
-    pub async fn undo_agent_setup(&self, id: &str) -> MgmtResult<AgentUndoResult> {
+    /// deletes the key made for it. A file edited since setup is refused (409)
+    /// unless `force`.
+    pub async fn undo_agent_setup(&self, id: &str, force: bool) -> MgmtResult<AgentUndoResult> {
         let agent = agent(id)?;
-        let undone = setup::undo(agent, self.resilience.env()).map_err(refused)?;
+        let undone = setup::undo(agent, self.resilience.env(), force).map_err(refused)?;
         if let Some(key) = &undone.key_id {
             let _ = self.delete_api_key(key).await;
         }

@@ -318,19 +318,27 @@ impl ManagementService {
         let result = match sent {
             Ok(resp) => {
                 let status = resp.status();
-                if status.is_success() {
+                // Some compatible endpoints have no model list: a 404/405 there says
+                // the host answered and did not refuse the key, which is what a Test asks.
+                let no_list = matches!(status.as_u16(), 404 | 405);
+                let ok = status.is_success() || no_list;
+                if ok {
                     self.resilience.engine.record_connection_test_ok(&conn.provider);
                 }
-                ConnectionTestResult {
-                    ok: status.is_success(),
-                    status: Some(status.as_u16()),
-                    latency_ms,
-                    message: if status.is_success() {
-                        "the upstream accepted the credentials".to_owned()
-                    } else {
-                        format!("the upstream answered HTTP {}", status.as_u16())
-                    },
-                }
+                let message = if status.is_success() {
+                    "the upstream accepted the credentials".to_owned()
+                } else if no_list {
+                    format!(
+                        "the upstream answered and did not refuse the credentials (HTTP {}: it has no model \
+                         list to check them against)",
+                        status.as_u16()
+                    )
+                } else if matches!(status.as_u16(), 401 | 403) {
+                    format!("the upstream refused the credentials (HTTP {})", status.as_u16())
+                } else {
+                    format!("the upstream answered HTTP {}", status.as_u16())
+                };
+                ConnectionTestResult { ok, status: Some(status.as_u16()), latency_ms, message }
             }
             Err(e) => ConnectionTestResult {
                 ok: false,
@@ -346,10 +354,7 @@ impl ManagementService {
             },
         };
         let at = self.clock.now_wall();
-        let message = match result.status {
-            Some(status) if !result.ok => format!("{} (HTTP {status})", result.message),
-            _ => result.message.clone(),
-        };
+        let message = result.message.clone();
         self.resilience.tests.record(id, LastTestView { at, ok: result.ok, message });
         self.control.notify(switchyard_types::status::ChangeTopic::Connections);
         Ok(result)

@@ -12,7 +12,7 @@ use crate::errors::GatewayError;
 use crate::routability::{ConnectionFacts, derive};
 use switchyard_types::ErrorCode;
 use switchyard_types::requests::{RequestDetailView, RequestEntryView, RequestsQuery};
-use switchyard_types::routability::ConnectionRoutabilityView;
+use switchyard_types::routability::{ConnectionRoutabilityView, RoutabilityState};
 
 impl ManagementService {
     /// The basic health document: liveness and per-provider connection counts.
@@ -46,7 +46,11 @@ impl ManagementService {
             listen: self.listen.clone(),
             uptime_ms: self.started_at.elapsed().as_millis() as f64,
             breakers: self.resilience.engine.breakers(),
-            connections_out_of_rotation: statuses.iter().filter(|c| !c.status.routable).count() as u32,
+            // Switched-off connections are not "out of rotation": the tray counts the same.
+            connections_out_of_rotation: statuses
+                .iter()
+                .filter(|c| !c.status.routable && c.status.state != RoutabilityState::Disabled)
+                .count() as u32,
             connections: statuses,
             active_lockouts: self.resilience.engine.lockouts().len() as u32,
             claude_accounts: self

@@ -98,7 +98,7 @@ enum Pass {
 
 /// The candidate loop, then the request's row for the log (its outcome and route).
 async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
-    let mut trace = Trace::new(req.plan.candidates.len(), state.clock.now_wall());
+    let mut trace = Trace::new(req, &state.log, state.clock.now_wall());
     let response = candidate_passes(state, req, &mut trace).await;
     state.log.record_request(trace.finish(req, &response));
     response
@@ -258,6 +258,7 @@ async fn pass(
         // Every eligible target was taken out between the filter and dispatch: by
         // the engine, or by leases taken meanwhile.
         let selection = engine.filter(&targets);
+        trace.excluded(&selection.excluded);
         if let Err(error) = lease::restrict(state, req, &mut selection.eligible.clone()) {
             return Pass::Done(error.render(ErrorFormat::Client(req.format)));
         }
@@ -304,6 +305,8 @@ fn settle(
             }
             return Some(Pass::Done(response));
         }
+        // The gateway answered for this candidate without sending anything upstream.
+        Some(AttemptResult::Refused(response)) => return Some(Pass::Done(response)),
         Some(AttemptResult::Failed(failure)) => {
             trace.failed(index, &failure.outcome);
             failures.push(failure);
@@ -344,7 +347,7 @@ async fn dispatch(
         Fence::Go => {}
         Fence::Skip => return None,
         Fence::Reject(error) => {
-            return Some(AttemptResult::Committed(error.render(ErrorFormat::Client(req.format))));
+            return Some(AttemptResult::Refused(error.render(ErrorFormat::Client(req.format))));
         }
     }
     let pace = pace_budget_ms(&candidate.connection, &state.resilience.settings());

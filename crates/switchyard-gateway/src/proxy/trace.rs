@@ -12,9 +12,13 @@ use tokio::time::Instant;
 
 use super::forward::ForwardRequest;
 use crate::errors::ERROR_HEADER;
+use crate::request_log::RequestLogSink;
 use crate::routability::reason_words;
 use crate::routing::RouteKind;
 use crate::store::RequestLogRow;
+
+/// Longest model name kept in a refused request's row (it came from the client).
+const MAX_MODEL_CHARS: usize = 200;
 
 /// The row of a request the gateway refused before it had candidates (no key, a
 /// body that is not JSON, an unknown model, routing paused ...).
@@ -31,7 +35,7 @@ pub fn refused_row(
         at,
         api_key_id,
         route,
-        model,
+        model: model.chars().take(MAX_MODEL_CHARS).collect(),
         status: response.status().as_u16(),
         outcome: RequestOutcome::RefusedByGateway,
         error_code,
@@ -48,9 +52,13 @@ pub fn refused_row(
     }
 }
 
-/// What happened to each candidate, in plan order.
+/// What happened to each candidate, in plan order. Dropped unfinished (the client
+/// went away while the gateway waited or before the answer's headers), it still
+/// records the request, as `cancelled`.
 #[derive(Debug)]
 pub struct Trace {
+    /// Until [`Trace::finish`]: what a cancelled request's row needs.
+    pending: Option<Pending>,
     at: UnixMillis,
     started: Instant,
     fates: Vec<(Option<CandidateFate>, Option<String>)>,
@@ -75,10 +83,57 @@ fn exclusion_words(e: &Exclusion) -> String {
     }
 }
 
+/// What the row of a request cancelled mid-way is made of.
+#[derive(Debug)]
+struct Pending {
+    sink: RequestLogSink,
+    request_id: String,
+    api_key_id: Option<String>,
+    route: &'static str,
+    model: String,
+}
+
+impl Drop for Trace {
+    fn drop(&mut self) {
+        let Some(p) = self.pending.take() else { return };
+        let mut notes = std::mem::take(&mut self.notes);
+        notes.push("the client went away before the answer".to_owned());
+        p.sink.record_request(RequestLogRow {
+            request_id: p.request_id,
+            at: self.at,
+            api_key_id: p.api_key_id,
+            route: p.route,
+            model: p.model,
+            // nginx's "client closed request": nothing was answered.
+            status: 499,
+            outcome: RequestOutcome::Cancelled,
+            error_code: None,
+            connection_id: None,
+            attempts: self.attempts,
+            failed_attempts: self.failed_attempts,
+            latency_ms: u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            route_trace: RouteTraceView {
+                resolved_as: String::new(),
+                strategy: String::new(),
+                candidates: Vec::new(),
+                notes,
+            },
+        });
+    }
+}
+
 impl Trace {
-    /// A trace for `candidates` candidates, starting now.
-    pub fn new(candidates: usize, at: UnixMillis) -> Trace {
+    /// A trace for `req`, starting now; `sink` gets its row even if it is dropped.
+    pub fn new(req: &ForwardRequest, sink: &RequestLogSink, at: UnixMillis) -> Trace {
+        let candidates = req.plan.candidates.len();
         Trace {
+            pending: Some(Pending {
+                sink: sink.clone(),
+                request_id: req.request_id.clone(),
+                api_key_id: req.api_key_id.clone(),
+                route: req.route,
+                model: req.body.model().to_owned(),
+            }),
             at,
             started: Instant::now(),
             fates: vec![(None, None); candidates],
@@ -90,9 +145,14 @@ impl Trace {
         }
     }
 
+    /// Sets a fate; a failure or the answer is never overwritten by what a later
+    /// pass saw of the same candidate (excluded, leased, not reached).
     fn set(&mut self, index: usize, fate: CandidateFate, reason: Option<String>) {
         if let Some(slot) = self.fates.get_mut(index) {
-            *slot = (Some(fate), reason);
+            let settled = matches!(slot.0, Some(CandidateFate::Failed | CandidateFate::Served));
+            if !settled || matches!(fate, CandidateFate::Failed | CandidateFate::Served) {
+                *slot = (Some(fate), reason);
+            }
         }
     }
 
@@ -106,16 +166,11 @@ impl Trace {
     /// The order the eligible candidates are tried in (after strategy, session
     /// and leases); `dropped` were held by other agents' leases.
     pub fn ordered(&mut self, order: &[usize], eligible: &[usize]) {
-        for r in self.ranks.iter_mut() {
-            *r = None;
-        }
         for (rank, &i) in order.iter().enumerate() {
-            if let Some(slot) = self.ranks.get_mut(i) {
+            if let Some(slot) = self.ranks.get_mut(i).filter(|r| r.is_none()) {
                 *slot = Some(u32::try_from(rank + 1).unwrap_or(u32::MAX));
             }
-            if self.fates.get(i).is_some_and(|f| f.0.is_none() || f.0 == Some(CandidateFate::Excluded)) {
-                self.set(i, CandidateFate::NotReached, None);
-            }
+            self.set(i, CandidateFate::NotReached, None);
         }
         for &i in eligible.iter().filter(|i| !order.contains(i)) {
             self.set(i, CandidateFate::Leased, Some("held by another agent's exclusive lease".to_owned()));
@@ -137,13 +192,17 @@ impl Trace {
         self.set(index, CandidateFate::Served, None);
     }
 
-    /// A decision worth showing, in words.
+    /// A decision worth showing, in words (once, however many passes make it).
     pub fn note(&mut self, note: impl Into<String>) {
-        self.notes.push(note.into());
+        let note = note.into();
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
     }
 
     /// The client-request row for `response`.
-    pub fn finish(self, req: &ForwardRequest, response: &Response) -> RequestLogRow {
+    pub fn finish(mut self, req: &ForwardRequest, response: &Response) -> RequestLogRow {
+        self.pending = None;
         let status = response.status().as_u16();
         let error_code =
             response.headers().get(ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -151,6 +210,8 @@ impl Trace {
         let outcome = match (served, response.status().is_success()) {
             (true, true) if self.failed_attempts == 0 => RequestOutcome::Served,
             (true, true) => RequestOutcome::ServedAfterFailover,
+            // The gateway's own error after an attempt (an internal failure).
+            (true, false) if error_code.is_some() => RequestOutcome::Failed,
             (true, false) => RequestOutcome::UpstreamRejected,
             (false, _) if self.attempts == 0 => RequestOutcome::RefusedByGateway,
             (false, _) => RequestOutcome::Failed,
@@ -197,7 +258,7 @@ impl Trace {
                 resolved_as,
                 strategy: plan.strategy.as_str().to_owned(),
                 candidates,
-                notes: self.notes,
+                notes: std::mem::take(&mut self.notes),
             },
         }
     }

@@ -48,6 +48,7 @@ fn outcome_name(o: RequestOutcome) -> &'static str {
         RequestOutcome::UpstreamRejected => "upstream-rejected",
         RequestOutcome::RefusedByGateway => "refused-by-gateway",
         RequestOutcome::Failed => "failed",
+        RequestOutcome::Cancelled => "cancelled",
     }
 }
 
@@ -57,6 +58,7 @@ fn outcome_of(s: &str) -> RequestOutcome {
         "served-after-failover" => RequestOutcome::ServedAfterFailover,
         "upstream-rejected" => RequestOutcome::UpstreamRejected,
         "refused-by-gateway" => RequestOutcome::RefusedByGateway,
+        "cancelled" => RequestOutcome::Cancelled,
         _ => RequestOutcome::Failed,
     }
 }

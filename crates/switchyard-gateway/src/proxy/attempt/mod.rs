@@ -36,6 +36,9 @@ pub enum AttemptResult {
     Committed(Response),
     /// Try the next candidate.
     Failed(Failure),
+    /// The gateway's own answer for this candidate, nothing sent upstream (its
+    /// lease ended while the request waited).
+    Refused(Response),
 }
 
 /// The attempt's time budgets, as instants of the gateway's clock.
@@ -206,7 +209,7 @@ async fn stages(mut cx: AttemptCx<'_>, wait: &mut WaitWindow) -> AttemptResult {
     if let Some((usage, changed)) =
         cx.state.resilience.usage.observe(&conn.id, response.headers(), cx.state.clock.now_wall())
     {
-        if let Some(reset) = usage.binding_reset() {
+        if let Some(reset) = usage.binding_reset().filter(|at| *at > usage.observed_at) {
             conn.flow.note_quota_reset(reset);
         }
         if changed {
