@@ -84,7 +84,7 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
         (await claude.getByRole("switch", { name: "Automatic limit reset (autoLimitReset)" }).isChecked()),
       { what: "both Claude switches to be on after the reload" },
     );
-    await screenshot("connections.png");
+    // connections.png is taken by status.test.mjs (statuses and usage on the list).
     await form.getByRole("button", { name: "Cancel" }).click();
   });
 
@@ -160,7 +160,15 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     const cooled = (await gw.get("/api/resilience/cooldowns")).find((c) => c.connection === "claude-a");
     assert.equal(cooled?.status, "unavailable", JSON.stringify(cooled));
 
+    // The first Resilience test left its rejected value unsaved: leaving the page asks.
+    const asked = new Promise((resolve) =>
+      page.once("dialog", (dialog) => {
+        resolve(dialog.message());
+        void dialog.accept();
+      }),
+    );
     await open("cooldowns", "Cooldown Manager");
+    assert.match(await asked, /^You have unsaved changes \(.+\)\. Leave this page and lose them\?$/);
     const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "claude-a", exact: true }) });
     const countdown = row.locator("time.countdown");
     await countdown.waitFor();
@@ -215,7 +223,10 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
   test("Overview: base URL, setup and request counts", async () => {
     const status = await gw.get("/api/gateway");
     const summary = await gw.get("/api/monitoring/summary");
-    assert.ok(summary.requestsLastHour >= 4, JSON.stringify(summary));
+    // Client requests as the agents saw them (attempts are counted apart).
+    const requestsLastHour = summary.clientsLastHour.requests;
+    assert.equal(requestsLastHour, 3, JSON.stringify(summary));
+    assert.ok(summary.attemptsLastHour > requestsLastHour, `failovers took extra attempts: ${JSON.stringify(summary)}`);
 
     await open("overview", "Overview");
     await waitFor(async () => (await page.getByTestId("base-url").innerText()) === status.baseUrl, {
@@ -224,13 +235,14 @@ describe("settings UI in a real browser", { timeout: 90_000 }, () => {
     const setup = page.getByRole("region", { name: "Connect your agents" });
     await setup.getByText(`ANTHROPIC_BASE_URL=${status.baseUrl}`).waitFor();
     await setup.getByText(`base_url = "${status.baseUrl}/v1"`).waitFor();
-    const stats = page.getByRole("group", { name: "Request counts" });
-    const requests = stats.locator(".stat", { hasText: "Requests, last hour" }).locator(".stat-value");
-    const digits = async () => (await requests.innerText()).replace(/\D/g, "");
-    await waitFor(async () => (await digits()) === String(summary.requestsLastHour), {
-      what: `"Requests, last hour" to read ${summary.requestsLastHour}`,
+    const stat = (group, label) =>
+      page.getByRole("group", { name: group }).locator(".stat", { hasText: label }).locator(".stat-value");
+    const digits = async (locator) => (await locator.innerText()).replace(/\D/g, "");
+    await waitFor(async () => (await digits(stat("Agent requests", "Requests, last hour"))) === String(requestsLastHour), {
+      what: `"Requests, last hour" to read ${requestsLastHour}`,
     });
-    await screenshot("overview.png");
+    assert.equal(await digits(stat("Upstream attempts", "Attempts, last hour")), String(summary.attemptsLastHour));
+    // overview.png is taken by status.test.mjs (the connections card with statuses).
     // The failed calls expected: the rejected save of the Resilience test, and the save
     // refused as stale (412) of the changed-elsewhere test.
     assert.deepEqual(

@@ -12,6 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  chatCompletion,
   checkPrerequisites,
   CLIENT_KEY,
   openRoute,
@@ -24,16 +25,6 @@ import {
 
 const SPREAD = ["oa-1", "oa-2", "oa-3"];
 const CAPPED = "glm-cap";
-
-/** An OpenAI Chat Completions answer. */
-const chatCompletion = (model) => ({
-  id: "chatcmpl-e2e",
-  object: "chat.completion",
-  created: 0,
-  model,
-  choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake upstream." }, finish_reason: "stop" }],
-  usage: { prompt_tokens: 1, completion_tokens: 6, total_tokens: 7 },
-});
 
 /** Three OpenAI connections and one GLM connection, each on its own fake upstream. */
 function flowConfig(urls) {

@@ -20,6 +20,16 @@ export const MANAGEMENT_TOKEN = "sym-e2e-token";
 export const CLIENT_KEY = "sy-e2e-client-key-0001";
 export const MODEL = "claude-sonnet-4-6";
 
+/** An OpenAI Chat Completions answer, as the fake upstreams send it. */
+export const chatCompletion = (model) => ({
+  id: "chatcmpl-e2e",
+  object: "chat.completion",
+  created: 0,
+  model,
+  choices: [{ index: 0, message: { role: "assistant", content: "Hello from the fake upstream." }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1, completion_tokens: 6, total_tokens: 7 },
+});
+
 const targetDir = resolve(REPO_ROOT, process.env.CARGO_TARGET_DIR || "target");
 export const SWITCHYARD_BIN = resolve(REPO_ROOT, process.env.SWITCHYARD_BIN || join(targetDir, "debug", "switchyard"));
 export const FAKE_UPSTREAM_BIN = resolve(
@@ -206,15 +216,16 @@ enabled = true
 
 /**
  * Starts `switchyard serve` on a free port with a temp data dir; waits until it
- * answers. `config` replaces the default TOML config (`gatewayConfig(upstreamUrl)`).
+ * answers. `config` replaces the default TOML config (`gatewayConfig(upstreamUrl)`);
+ * `env` adds environment variables (`SWITCHYARD_PRESET_GLM_BASE_URL`, say).
  */
-export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config } = {}) {
+export async function startGateway(upstreamUrl, { uiDir = UI_DIR, config, env: extraEnv = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-e2e-"));
   const configPath = join(dir, "switchyard.toml");
   writeFileSync(configPath, config ?? gatewayConfig(upstreamUrl));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, SWITCHYARD_LOG: process.env.SWITCHYARD_LOG || "info" };
+  const env = { ...process.env, SWITCHYARD_LOG: process.env.SWITCHYARD_LOG || "info", ...extraEnv };
   delete env.SWITCHYARD_DATA_DIR;
   delete env.SWITCHYARD_CONFIG;
   delete env.SWITCHYARD_MANAGEMENT_TOKEN;
@@ -377,26 +388,29 @@ export async function openUi(gw, problems) {
 
 /**
  * The setup most browser tests share: prerequisites checked, the screenshot folder
- * made, one fake upstream, a gateway in front of it (`config(upstreamUrl)` replaces
- * the default TOML config) and the browser signed in to its UI. Resolves with `{fake,
- * gw, browser, page, problems, stop}`; `stop()` ends them all, each on its own (one
+ * made, one fake upstream (and one more per name in `moreFakes`, in `fakes`), a
+ * gateway in front of them (`config(upstreamUrl, fakes)` replaces the default TOML
+ * config) and the browser signed in to its UI. Resolves with `{fake, fakes, gw,
+ * browser, page, problems, stop}`; `stop()` ends them all, each on its own (one
  * failing must not leave the others running). E2E_VERBOSE=1 prints the gateway's and
- * the fake upstream's output then.
+ * the fake upstreams' output then. `env` goes to the gateway (see `startGateway`).
  */
-export async function startStack({ config } = {}) {
+export async function startStack({ config, env, moreFakes = [] } = {}) {
   checkPrerequisites();
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   /** Page errors, console errors and failed HTTP calls seen by the browser. */
-  const stack = { problems: [] };
+  const stack = { problems: [], fakes: {} };
+  const fakes = () => [stack.fake, ...Object.values(stack.fakes)].filter(Boolean);
   stack.stop = async () => {
-    if (process.env.E2E_VERBOSE) console.log(`${stack.fake?.child.log()}\n${stack.gw?.child.log()}`);
+    if (process.env.E2E_VERBOSE) console.log(`${fakes().map((f) => f.child.log()).join("\n")}\n${stack.gw?.child.log()}`);
     await stack.browser?.close().catch(() => {});
     await stack.gw?.stop().catch(() => {});
-    await stack.fake?.stop().catch(() => {});
+    for (const f of fakes()) await f.stop().catch(() => {});
   };
   try {
     stack.fake = await startFakeUpstream();
-    stack.gw = await startGateway(stack.fake.url, { config: config?.(stack.fake.url) });
+    for (const name of moreFakes) stack.fakes[name] = await startFakeUpstream();
+    stack.gw = await startGateway(stack.fake.url, { config: config?.(stack.fake.url, stack.fakes), env });
     Object.assign(stack, await openUi(stack.gw, stack.problems));
   } catch (e) {
     await stack.stop();

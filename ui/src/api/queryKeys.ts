@@ -38,8 +38,9 @@ const STATUS: readonly QueryKey[] = [queryKeys.connections, queryKeys.health];
 
 /** The query keys (prefixes) each event makes stale. */
 export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
-  breakersChanged: [queryKeys.breakers, ...STATUS, queryKeys.requests],
-  cooldownsChanged: [queryKeys.cooldownsAll, ...STATUS, queryKeys.requests],
+  // Failures come with these: the request log and its counts follow them (and are polled).
+  breakersChanged: [queryKeys.breakers, ...STATUS, queryKeys.requests, queryKeys.summary],
+  cooldownsChanged: [queryKeys.cooldownsAll, ...STATUS, queryKeys.requests, queryKeys.summary],
   lockoutsChanged: [queryKeys.lockouts, queryKeys.cooldownsAll, ...STATUS],
   lanesChanged: STATUS,
   // Every routing rebuild (connections, combos, aliases) is announced as this one.
@@ -54,6 +55,7 @@ export const EVENT_INVALIDATIONS: Record<EventName, readonly QueryKey[]> = {
     queryKeys.sessions,
     queryKeys.leases,
     queryKeys.requests,
+    queryKeys.summary,
   ],
   // The session-affinity TTL is a setting: turning it on or off changes the pin list.
   settingsChanged: [queryKeys.resilience, queryKeys.modelLockout, queryKeys.rateLimits, queryKeys.sessions],

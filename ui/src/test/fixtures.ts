@@ -62,6 +62,17 @@ export const breakerOpen = (provider = "glm", over: Partial<RoutabilityView> = {
     ...over,
   });
 
+/** The status of a connection cooling down after a 429 for `ms` more. */
+export const cooling = (ms = 125_000, over: Partial<RoutabilityView> = {}): RoutabilityView =>
+  routability({
+    state: "cooling",
+    routable: false,
+    label: "Cooling",
+    detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
+    until: Date.now() + ms,
+    ...over,
+  });
+
 /** A Claude account's usage windows: 5 h at 87.3 % (resets in 2 h), 7 d at 31 % (in 4 days). */
 export const usage = (over: Partial<UsageView> = {}): UsageView => ({
   source: "claude-unified",

@@ -57,13 +57,7 @@ describe("CombosPage", () => {
         glmMain,
         {
           ...glmTwo,
-          status: f.routability({
-            state: "cooling",
-            routable: false,
-            label: "Cooling",
-            detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
-            until: Date.now() + 125_000,
-          }),
+          status: f.cooling(125_000),
         },
         claude,
       ],

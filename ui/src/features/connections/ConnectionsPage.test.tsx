@@ -31,14 +31,7 @@ describe("ConnectionsPage", () => {
     renderWithIpc(<ConnectionsPage />, {
       connections_list: () => [
         f.connection({
-          status: f.routability({
-            state: "cooling",
-            routable: false,
-            label: "Cooling",
-            detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
-            until: Date.now() + 125_000,
-            lockedModels: ["glm-5"],
-          }),
+          status: f.cooling(125_000, { lockedModels: ["glm-5"] }),
         }),
         f.claudeConnection({
           lastTest: { at: Date.now() - 120_000, ok: true, message: "the upstream accepted the credentials" },
@@ -68,7 +61,7 @@ describe("ConnectionsPage", () => {
     const claude = rowOf("Claude Max");
     expect(within(claude).getByText("Active")).toBeInTheDocument();
     expect(claude).not.toHaveTextContent("In rotation."); // the sentence only when it is not plainly routable
-    expect(claude).toHaveTextContent(/Test passed\s*2m ago/);
+    expect(claude).toHaveTextContent(/Last Test passed\s*2m ago/);
     const usage = within(claude).getByRole("list", { name: "Usage windows" });
     expect(usage).toHaveTextContent(/^5h 87% · resets in (2h 00m 00s|1h 59m 5\ds)7d 31% · resets in (4d 00h|3d 23h)$/);
     const or = rowOf("OpenRouter");
@@ -77,7 +70,7 @@ describe("ConnectionsPage", () => {
     const ollama = rowOf("Ollama");
     expect(within(ollama).getByText("Test failed", { selector: ".badge" })).toHaveClass("badge-danger");
     expect(ollama).toHaveTextContent("could not connect to the upstream");
-    expect(within(ollama).getByText("Test failed", { selector: ".usage-danger" }).closest("div")).toHaveAttribute(
+    expect(within(ollama).getByText("Last Test failed").closest("div")).toHaveAttribute(
       "title",
       "could not connect to the upstream",
     );
@@ -108,7 +101,7 @@ describe("ConnectionsPage", () => {
     await user.click(await screen.findByRole("button", { name: "Test connection GLM main" }));
     expect(await screen.findByText(/Test of GLM main: failed \(no HTTP status, 3 ms\)/)).toBeInTheDocument();
     await waitFor(() => expect(within(rowOf("GLM main")).getByText("Test failed", { selector: ".badge" })).toBeInTheDocument());
-    expect(rowOf("GLM main")).toHaveTextContent(/Test failed\s*just now/);
+    expect(rowOf("GLM main")).toHaveTextContent(/Last Test failed\s*just now/);
   });
 
   it("adds a connection", async () => {
@@ -457,7 +450,7 @@ describe("ConnectionsPage", () => {
     expect(callsOf(calls, "connections_test")[0].args).toEqual({ id: "glm-1a2b3c4d" });
     // The Test's result is on the row (the list was refetched after it).
     const row = await waitFor(() => rowOf("GLM \\(Z.ai\\)"));
-    await waitFor(() => expect(row).toHaveTextContent(/Test passed\s*just now/));
+    await waitFor(() => expect(row).toHaveTextContent(/Last Test passed\s*just now/));
   });
 
   it("asks no key for a local preset, keeps a name the user typed, and points a Claude account to the login import", async () => {

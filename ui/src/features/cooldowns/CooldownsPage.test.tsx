@@ -36,18 +36,12 @@ const rows = () => [
 /** The connections of `rows()`, each with the status the gateway derives for it. */
 const connections = () => [
   f.connection({
-    status: f.routability({
-      state: "cooling",
-      routable: false,
-      label: "Cooling",
-      detail: "Cooling down: rate limited by the upstream (HTTP 429). Back in rotation at the time shown.",
-      until: Date.now() + 30_000,
-    }),
+    status: f.cooling(30_000),
   }),
   f.connection({
     id: "glm-backup",
     name: "GLM backup",
-    status: f.routability({ state: "cooling", routable: false, label: "Cooling", detail: "Cooling down: an upstream failure.", until: Date.now() + 60_000 }),
+    status: f.cooling(60_000, { detail: "Cooling down: an upstream failure." }),
   }),
   f.connection({
     id: "or-1",
@@ -90,7 +84,15 @@ describe("CooldownsPage", () => {
   it("explains the empty state when everything is in rotation", async () => {
     renderWithIpc(<CooldownsPage />, {
       cooldowns_list: () => [f.cooldown()],
-      connections_list: () => [f.connection()],
+      // Switched off by the user is not "out of rotation" (as for the gateway's count).
+      connections_list: () => [
+        f.connection(),
+        f.connection({
+          id: "off",
+          enabled: false,
+          status: f.routability({ state: "disabled", routable: false, label: "Disabled", detail: "Switched off: never routed to." }),
+        }),
+      ],
     });
     expect(await screen.findByText("Every connection is in rotation")).toBeInTheDocument();
     expect(screen.getByRole("button", { name: "Clear all" })).toBeDisabled();

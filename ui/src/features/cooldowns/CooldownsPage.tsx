@@ -1,7 +1,8 @@
 // Cooldown Manager: every connection taken out of routing, whatever the reason (a
-// cooldown, model lockouts, a terminal state, its provider's open breaker, switched
-// off, routing paused), each with the derived status every page shows; filter by
-// provider, clear one / a selection / all, and the cooldown settings.
+// cooldown, model lockouts, a terminal state, its provider's open breaker, routing
+// paused), each with the derived status every page shows; filter by provider, clear
+// one / a selection / all, and the cooldown settings. A connection the user switched
+// off is not "out of rotation" (as for the gateway's count and the tray).
 import { useMemo, useState } from "react";
 import type { ConnectionCooldownView, ConnectionView, CooldownsClearRequest, CooldownsClearResult } from "../../ipc/bindings";
 import { SelectField } from "../../shared/fields";
@@ -18,9 +19,10 @@ import { CooldownSettingsCard } from "./components/CooldownSettingsCard";
 import { CooldownTable, isClearable, type OutOfRoutingRow } from "./components/CooldownTable";
 
 /**
- * The connections out of routing: every one whose derived status is not routable,
- * and every one with a cooldown, a terminal state or model lockouts (in the list's
- * order; cooldown rows of connections the list does not have come last).
+ * The connections out of routing: every one whose derived status is not routable
+ * (but not switched off), and every one with a cooldown, a terminal state or model
+ * lockouts (in the list's order; cooldown rows of connections the list does not have
+ * come last).
  */
 export function outOfRoutingRows(
   connections: ConnectionView[] | undefined,
@@ -31,7 +33,7 @@ export function outOfRoutingRows(
     cd !== undefined && (cd.status !== "active" || cd.lockouts.length > 0);
   const rows: OutOfRoutingRow[] = (connections ?? [])
     .map((c) => ({ id: c.id, provider: c.provider, name: c.name, status: c.status, cooldown: byId.get(c.id) }))
-    .filter((r) => !r.status.routable || cooling(r.cooldown));
+    .filter((r) => (!r.status.routable && r.status.state !== "disabled") || cooling(r.cooldown));
   const known = new Set((connections ?? []).map((c) => c.id));
   for (const cd of cooldowns) {
     if (!known.has(cd.connection) && cooling(cd)) {
@@ -99,8 +101,7 @@ export function CooldownsPage() {
         <h1>Cooldown Manager</h1>
         <p className="page-lead">
           Every connection that requests do not reach now, and why: cooling down, models locked out, a terminal
-          state, its provider’s breaker open, switched off. Clearing a cooldown puts a connection back into
-          rotation at once.
+          state, its provider’s breaker open. Clearing a cooldown puts a connection back into rotation at once.
         </p>
       </header>
       <div className="card-grid">
@@ -160,8 +161,8 @@ export function CooldownsPage() {
                   }
                 >
                   A connection appears here when it is cooling down after a rate limit or failure, when one of its
-                  models is locked out, when its provider’s breaker is open, when it is switched off, or when it is
-                  in a terminal state (banned, expired, credits exhausted).
+                  models is locked out, when its provider’s breaker is open, when routing is paused, or when it is in
+                  a terminal state (banned, expired, credits exhausted).
                 </EmptyState>
               ) : (
                 <CooldownTable

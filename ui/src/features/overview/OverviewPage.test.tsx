@@ -104,7 +104,7 @@ describe("OverviewPage", () => {
     renderWithIpc(<OverviewPage />, {
       monitoring_health: () =>
         f.health({
-          connectionsOutOfRotation: 2,
+          connectionsOutOfRotation: 1,
           activeLockouts: 1,
           connections: [
             status("glm-main", "GLM main"),
@@ -120,18 +120,20 @@ describe("OverviewPage", () => {
     });
     const card = await screen.findByRole("region", { name: "Connections" });
     await within(card).findByText("2 routable");
+    // Switched-off connections are counted apart (as the gateway's count and the tray do).
     expect(within(card).getByLabelText("Connections in rotation")).toHaveTextContent(
-      "2 routable · 2 out of rotation (of 4 connections)",
+      "2 routable · 1 out of rotation · 1 switched off (of 4 connections)",
     );
     const items = within(within(card).getByRole("list", { name: "Connections needing attention" })).getAllByRole(
       "listitem",
     );
-    // Out of rotation first, then the ones that route with a warning; plainly routable ones are not listed.
-    expect(items.map((li) => li.querySelector(".badge")?.textContent)).toEqual(["Breaker open", "Disabled", "Test failed"]);
+    // Out of rotation first, then the ones that route with a warning, then the switched-off
+    // ones; plainly routable ones are not listed.
+    expect(items.map((li) => li.querySelector(".badge")?.textContent)).toEqual(["Breaker open", "Test failed", "Disabled"]);
     expect(items[0]).toHaveTextContent("GLM two");
     expect(items[0]).toHaveTextContent("Provider 'glm' failed 2 times in a row");
     expect(items[0]).toHaveTextContent(/ends in (59|60|1m 00)s/);
-    expect(items[2]).toHaveTextContent("could not connect to the upstream");
+    expect(items[1]).toHaveTextContent("could not connect to the upstream");
     expect(card).not.toHaveTextContent("GLM main");
     expect(within(card).getByRole("link", { name: "Cooldown Manager" })).toHaveAttribute("href", "#/cooldowns");
   });

@@ -36,9 +36,9 @@ export function OverviewPage() {
           <div className="card-grid">
             <GatewayCard status={gateway.data} />
             <ConnectionsHealthCard />
+            <ActivityCard />
             <ClientKeysCard created={created} onCreated={setCreated} onDismiss={() => setCreated(null)} />
             <SetupCard baseUrl={gateway.data.baseUrl} secret={created?.secret ?? null} />
-            <ActivityCard />
             {api.desktopPrefsGet ? <DesktopPrefsCard /> : null}
           </div>
         </>

@@ -22,7 +22,7 @@ function LastTest({ test }: { test: LastTestView | null }) {
   if (test === null) return null;
   return (
     <div className="small" title={test.message}>
-      <span className={test.ok ? "muted" : "usage-danger"}>{test.ok ? "Test passed" : "Test failed"}</span>{" "}
+      <span className={test.ok ? "muted" : "usage-danger"}>Last Test {test.ok ? "passed" : "failed"}</span>{" "}
       <span className="muted">
         <Ago at={test.at} />
       </span>

@@ -1,8 +1,8 @@
 // Connections out of routing, each with the status every page shows (the gateway's
 // derived status: badge, countdown, why in words) and the raw upstream text on
 // demand. Cooling connections and their model lockouts are clearable; terminal ones
-// are never cleared here; an open breaker, a switched-off connection or a paused
-// gateway point to where they are undone. Fits a 1024 px window.
+// are never cleared here; an open breaker or a paused gateway point to where they are
+// undone. Fits a 1024 px window.
 import type { ConnectionCooldownView, RoutabilityView } from "../../../ipc/bindings";
 import { ConnectionName } from "../../../shared/ConnectionName";
 import { Countdown } from "../../../shared/Countdown";
@@ -68,12 +68,6 @@ function Elsewhere({ row }: { row: OutOfRoutingRow }) {
           Breaker: Resilience
         </a>
       );
-    case "disabled":
-      return (
-        <a className="small" href="#/connections">
-          Switch on: Connections
-        </a>
-      );
     case "paused":
       return (
         <a className="small" href="#/overview">
@@ -123,8 +117,7 @@ export function CooldownTable({
                 )}
               </td>
               <th scope="row" aria-label={row.id}>
-                <ConnectionName id={row.id} name={row.name} />
-                <span className="small muted">{row.provider}</span>
+                <ConnectionName id={row.id} name={row.name} provider={row.provider} />
               </th>
               <td>
                 {row.status ? (

@@ -1,7 +1,8 @@
 // The Overview's connections line: how many route now and how many are out of
-// rotation, from the gateway's one derived status per connection (the health
-// document), and every connection that is not plainly in rotation with its status
-// badge and the sentence why.
+// rotation (switched-off ones are counted apart, as the gateway and the tray do),
+// from the gateway's one derived status per connection (the health document), and
+// every connection that is not plainly in rotation with its status badge and the
+// sentence why.
 import type { ConnectionRoutabilityView, HealthView } from "../../../ipc/bindings";
 import { ConnectionName } from "../../../shared/ConnectionName";
 import { formatCount, formatInt } from "../../../shared/format";
@@ -9,20 +10,29 @@ import { ErrorState, Loading } from "../../../shared/states";
 import { needsAttention, StatusBadge } from "../../../shared/StatusBadge";
 import { useHealthQuery } from "../api";
 
-/** Out of rotation first, then routable ones with a warning (failed Test, locked models …), in routing order. */
+const isOff = (c: ConnectionRoutabilityView) => c.status.state === "disabled";
+const isOut = (c: ConnectionRoutabilityView) => !c.status.routable && !isOff(c);
+
+/**
+ * Out of rotation first, then routable ones with a warning (failed Test, locked
+ * models …), then switched-off ones, each in routing order.
+ */
 function attentionList(connections: ConnectionRoutabilityView[]): ConnectionRoutabilityView[] {
   const listed = connections.filter((c) => needsAttention(c.status));
-  return [...listed.filter((c) => !c.status.routable), ...listed.filter((c) => c.status.routable)];
+  return [...listed.filter(isOut), ...listed.filter((c) => c.status.routable), ...listed.filter(isOff)];
 }
 
 export function ConnectionsHealth({ health }: { health: HealthView }) {
   const total = health.connections.length;
-  const out = health.connections.filter((c) => !c.status.routable).length;
+  const routable = health.connections.filter((c) => c.status.routable).length;
+  const out = health.connections.filter(isOut).length;
+  const off = health.connections.filter(isOff).length;
   const listed = attentionList(health.connections);
   return (
     <>
       <p className="health-line" aria-label="Connections in rotation">
-        <strong>{formatInt(total - out)} routable</strong> · <strong>{formatInt(out)} out of rotation</strong>
+        <strong>{formatInt(routable)} routable</strong> · <strong>{formatInt(out)} out of rotation</strong>
+        {off > 0 && <> · {formatInt(off)} switched off</>}
         <span className="muted"> (of {formatCount(total, "connection")})</span>
       </p>
       {listed.length > 0 ? (

@@ -41,8 +41,7 @@ function Attempts({ detail, names }: { detail: RequestDetailView; names: Map<str
           <tr key={a.id}>
             <td>{i + 1}</td>
             <th scope="row">
-              <ConnectionName id={a.connectionId} name={names.get(a.connectionId)} />
-              <span className="small muted">{a.provider}</span>
+              <ConnectionName id={a.connectionId} name={names.get(a.connectionId)} provider={a.provider} />
             </th>
             <td>
               <code>{a.model}</code>
@@ -85,8 +84,7 @@ function Route({ detail, names }: { detail: RequestDetailView; names: Map<string
               <tr key={`${c.connection}\n${c.model}`}>
                 <td>{c.rank ?? <span className="muted">—</span>}</td>
                 <th scope="row">
-                  <ConnectionName id={c.connection} name={names.get(c.connection)} />
-                  <span className="small muted">{c.provider}</span>
+                  <ConnectionName id={c.connection} name={names.get(c.connection)} provider={c.provider} />
                 </th>
                 <td>
                   <code>{c.model}</code>

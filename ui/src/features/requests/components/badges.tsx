@@ -1,8 +1,12 @@
 // How a client request ended, and what happened to each candidate of its route, as
 // badges in words.
 import type { CandidateFate, RequestOutcome } from "../../../ipc/bindings";
+import { humanize } from "../../../shared/format";
 
-const OUTCOME: Record<RequestOutcome, { label: string; tone: string; help: string }> = {
+type Badge = { label: string; tone: string; help: string };
+
+/** By outcome; keyed by string so an outcome newer than this page still shows (in words). */
+const OUTCOME: Record<string, Badge | undefined> = {
   served: { label: "Served", tone: "badge-ok", help: "Served by its first attempt." },
   "served-after-failover": {
     label: "Served after failover",
@@ -20,10 +24,15 @@ const OUTCOME: Record<RequestOutcome, { label: string; tone: string; help: strin
     help: "The gateway answered without any upstream attempt (every target out of rotation, a lease, a queue timeout, a bad request …).",
   },
   failed: { label: "Failed", tone: "badge-danger", help: "Every attempt failed." },
+  cancelled: {
+    label: "Cancelled by agent",
+    tone: "badge-muted",
+    help: "The agent went away before the answer (logged with status 499).",
+  },
 };
 
 export function OutcomeBadge({ outcome }: { outcome: RequestOutcome }) {
-  const o = OUTCOME[outcome];
+  const o = OUTCOME[outcome] ?? { label: humanize(outcome.replace(/-/g, "_")), tone: "badge-muted", help: outcome };
   return (
     <span className={`badge ${o.tone}`} title={o.help}>
       {o.label}
