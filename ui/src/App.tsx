@@ -111,8 +111,10 @@ export function App() {
                   href={hrefFor(r.id)}
                   aria-current={route === r.id ? "page" : undefined}
                   onClick={(e) => {
-                    // Asked here, the link adds no history entry when the user stays.
-                    if (r.id !== route && hasUnsavedChanges() && !askToLeave()) e.preventDefault();
+                    // Asked here, the link adds no history entry when the user stays (a
+                    // link opened in another tab or window leaves nothing).
+                    const elsewhere = e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey;
+                    if (!elsewhere && r.id !== route && hasUnsavedChanges() && !askToLeave()) e.preventDefault();
                   }}
                 >
                   {r.label}
