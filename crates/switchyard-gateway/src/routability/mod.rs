@@ -169,8 +169,8 @@ pub fn derive(conn: ConnectionFacts<'_>, inputs: &Inputs) -> RoutabilityView {
         };
         if let Some(label) = terminal {
             let detail = format!(
-                "Out of rotation until you act: {}. Update its credentials or billing, then clear it in the \
-                 Cooldown Manager.",
+                "Out of rotation until you act: {}. Give it new credentials on the Connections page (that \
+                 brings it back), or sort out the account's billing first.",
                 why(c)
             );
             return view(RoutabilityState::Terminal, label, detail, None, &locked);
