@@ -70,3 +70,14 @@ function normalizeIssues(raw: unknown): Issue[] {
     .filter((i): i is Issue => typeof i === "object" && i !== null && typeof i.path === "string")
     .map((i) => ({ path: i.path, message: String(i.message ?? "") }));
 }
+
+/**
+ * An error in words for a notice: the message, then each issue's own message (the
+ * gateway explains a missing or unreadable file there) when it adds something.
+ */
+export function errorText(e: unknown): string {
+  const err = ApiError.from(e);
+  const extra = err.issues.map((i) => i.message.trim()).filter((m) => m !== "" && !err.message.includes(m));
+  const message = err.message.replace(/\.?\s*$/, ".");
+  return extra.length ? `${message} ${extra.map((m) => m.replace(/\.?\s*$/, ".")).join(" ")}` : message;
+}

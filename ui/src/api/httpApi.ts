@@ -75,6 +75,7 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     connectionsUpdate: (cid, patch, v) => request("PATCH", `/api/providers/${id(cid)}`, patch, v),
     connectionsDelete: (cid, v) => request("DELETE", `/api/providers/${id(cid)}`, undefined, v),
     connectionsTest: (cid) => request("POST", `/api/providers/${id(cid)}/test`),
+    connectionsImportClaudeLogin: (req) => request("POST", "/api/providers/import-claude-login", req),
     keysList: () => request("GET", "/api/keys"),
     keysCreate: (req) => request("POST", "/api/keys", req),
     keysDelete: (kid) => request("DELETE", `/api/keys/${id(kid)}`),
@@ -108,6 +109,9 @@ export function createHttpApi(baseUrl: string, token: string, options: HttpApiOp
     lockoutsClear: (req) => request("DELETE", "/api/resilience/model-cooldowns", req),
     modelLockoutGet: () => request("GET", "/api/resilience/model-lockout"),
     modelLockoutPatch: (patch, v) => request("PATCH", "/api/resilience/model-lockout", patch, v),
+    setupList: () => request("GET", "/api/setup"),
+    setupApply: (agent) => request("POST", `/api/setup/${id(agent)}`),
+    setupUndo: (agent, force) => request("DELETE", `/api/setup/${id(agent)}${force ? "?force=true" : ""}`),
     gatewayStatus: () => request("GET", "/api/gateway"),
     gatewaySetPaused: (req) => request("POST", "/api/gateway/pause", req),
     subscribe: (onEvent, onMode) =>

@@ -2,12 +2,17 @@
 // (Tauri commands through the generated bindings) and `httpApi` (the REST twins).
 // Every method resolves with the typed result or rejects with `ApiError`.
 import type {
+  AgentSetupResult,
+  AgentSetupView,
+  AgentUndoResult,
   AliasView,
   ApiKeyCreatedResult,
   ApiKeyCreateRequest,
   ApiKeyView,
   BreakerResetRequest,
   BreakerResetResult,
+  ClaudeLoginImportRequest,
+  ClaudeLoginImportResult,
   ComboView,
   ConnectionCooldownView,
   ConnectionCreateRequest,
@@ -82,6 +87,12 @@ export interface Api {
   connectionsUpdate(id: string, patch: ConnectionPatch, expectedVersion: ExpectedVersion): Promise<ConnectionView>;
   connectionsDelete(id: string, expectedVersion: ExpectedVersion): Promise<null>;
   connectionsTest(id: string): Promise<ConnectionTestResult>;
+  /**
+   * Adds (or refreshes) a Claude subscription connection from Claude Code's own login
+   * on the gateway's machine; `validation_failed` (issue path `/path`) when the file is
+   * missing or not a Claude Code login.
+   */
+  connectionsImportClaudeLogin(request: ClaudeLoginImportRequest): Promise<ClaudeLoginImportResult>;
 
   keysList(): Promise<ApiKeyView[]>;
   keysCreate(request: ApiKeyCreateRequest): Promise<ApiKeyCreatedResult>;
@@ -140,6 +151,16 @@ export interface Api {
   modelLockoutGet(): Promise<Versioned<ModelLockoutSettings>>;
   /** `expectedVersion` is the settings document's version (as for `resiliencePatch`). */
   modelLockoutPatch(patch: ModelLockoutPatch, expectedVersion: ExpectedVersion): Promise<Versioned<ModelLockoutSettings>>;
+
+  /** Whether Claude Code and Codex are set up to use this gateway. */
+  setupList(): Promise<AgentSetupView[]>;
+  /** Points an agent at this gateway (`conflict` when its file cannot be parsed). */
+  setupApply(agent: string): Promise<AgentSetupResult>;
+  /**
+   * Puts an agent's file back as it was before setup: `conflict` when it was edited
+   * since (unless `force`), `not_found` when there is nothing to undo.
+   */
+  setupUndo(agent: string, force: boolean): Promise<AgentUndoResult>;
 
   gatewayStatus(): Promise<GatewayStatusView>;
   gatewaySetPaused(request: { paused: boolean }): Promise<GatewayStatusView>;

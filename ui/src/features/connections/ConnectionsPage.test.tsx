@@ -469,9 +469,51 @@ describe("ConnectionsPage", () => {
     await user.selectOptions(preset, "claude-account");
     const note = screen.getByRole("note", { name: "Import your Claude Code login" });
     expect(note).toHaveTextContent("Log in with Claude Code on this machine, then import its login");
-    expect(note).toHaveTextContent("switchyard import-claude");
+    expect(note).toHaveTextContent("~/.claude/.credentials.json");
+    expect(within(note).getByRole("button", { name: "Import Claude Code login" })).toBeInTheDocument();
     expect(screen.getByLabelText("Access token")).toBeInTheDocument();
     expect(screen.getByRole("region", { name: "Claude options" })).toBeInTheDocument();
+  });
+
+  it("imports Claude Code's login from the Claude account preset and shows the new connection with its token expiry", async () => {
+    const user = userEvent.setup();
+    const expires = Date.now() + 5 * 3_600_000;
+    let list: ReturnType<typeof f.claudeConnection>[] = [];
+    const imported = f.claudeConnection({ id: "claude-login", name: "Claude login", tokenExpiresAt: expires });
+    const { calls } = renderWithIpc(<ConnectionsPage />, {
+      connections_list: () => list,
+      connections_import_claude_login: () => {
+        list = [imported];
+        return { change: "created", subscription: "max", connection: imported };
+      },
+    });
+    await user.click(await screen.findByRole("button", { name: "Add connection" }));
+    const preset = screen.getByLabelText("Preset");
+    await waitFor(() => expect(within(preset).getAllByRole("option")).toHaveLength(4));
+    await user.selectOptions(preset, "claude-account");
+    await user.click(screen.getByRole("button", { name: "Import Claude Code login" }));
+    expect(
+      await screen.findByText(/Imported your Claude Code login as Claude login \(max subscription\)\. Its access token expires/),
+    ).toBeInTheDocument();
+    expect(callsOf(calls, "connections_import_claude_login")[0].args).toEqual({ request: {} });
+    expect(screen.queryByLabelText("Preset")).not.toBeInTheDocument(); // the form closed
+    const row = (await screen.findByRole("rowheader", { name: /Claude login/ })).closest("tr")!;
+    expect(row).toHaveTextContent(/Token expires in (4h 59m|5h 00m)/);
+  });
+
+  it("says in words why Claude Code's login could not be imported", async () => {
+    const user = userEvent.setup();
+    renderWithIpc(<ConnectionsPage />, {
+      connections_import_claude_login: fails("validation_failed", "The request is invalid.", [
+        { path: "/path", message: "no Claude Code login at /home/u/.claude/.credentials.json: log in with `claude` first" },
+      ]),
+    });
+    await user.click(await screen.findByRole("button", { name: "Import Claude Code login" }));
+    expect(
+      await screen.findByText(
+        "Could not import the Claude Code login: The request is invalid. no Claude Code login at /home/u/.claude/.credentials.json: log in with `claude` first.",
+      ),
+    ).toBeInTheDocument();
   });
 
   it("tests a connection and shows the result", async () => {

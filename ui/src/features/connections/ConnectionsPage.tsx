@@ -1,7 +1,8 @@
 // Connections: the list with each one's derived status, usage windows and live load
 // (and the shared gates over it), add (from a preset; a new connection is tested as
 // soon as it is saved) / edit / delete / test, and the sessions pinned to them
-// (session affinity). A Test's result shows on the row (the list is refetched).
+// (session affinity). A Test's result shows on the row (the list is refetched). A
+// Claude subscription account comes from importing Claude Code's login.
 import { useMemo, useState } from "react";
 import { isPreconditionFailed } from "../../api/ApiError";
 import type { ConnectionTestResult, ConnectionView } from "../../ipc/bindings";
@@ -16,6 +17,7 @@ import {
 } from "./api";
 import { ConnectionForm } from "./components/ConnectionForm";
 import { ConnectionsTable } from "./components/ConnectionsTable";
+import { ImportClaudeLoginButton, type ImportOutcome } from "./components/ImportClaudeLogin";
 import { PinnedSessionsPanel } from "./components/PinnedSessionsPanel";
 import { SharedGates } from "./components/SharedGates";
 
@@ -77,6 +79,13 @@ export function ConnectionsPage() {
         ),
       );
 
+  // An imported login is a connection like any other: it shows on its row (token
+  // expiry, and usage windows once it has answered).
+  const imported = (outcome: ImportOutcome) => {
+    if (outcome.ok) setEditing(null);
+    setNotice({ tone: outcome.ok ? "ok" : "error", text: outcome.text });
+  };
+
   const reloadList = () => {
     setNotice(null);
     void connections.refetch().then((r) => {
@@ -92,9 +101,12 @@ export function ConnectionsPage() {
           <p className="page-lead">Provider accounts and keys the gateway spreads your agents’ traffic over.</p>
         </div>
         {editing === null && connections.isSuccess && (
-          <button type="button" className="btn btn-primary" onClick={() => setEditing({ mode: "add" })}>
-            Add connection
-          </button>
+          <div className="page-header-actions">
+            <ImportClaudeLoginButton onResult={imported} />
+            <button type="button" className="btn btn-primary" onClick={() => setEditing({ mode: "add" })}>
+              Add connection
+            </button>
+          </div>
         )}
       </header>
       <p className={`notice${notice ? ` notice-${notice.tone}` : ""}`} role="status">
@@ -110,6 +122,7 @@ export function ConnectionsPage() {
       </p>
       {editing?.mode === "add" && (
         <ConnectionForm
+          onImported={imported}
           onCancel={() => setEditing(null)}
           onDone={(saved) => {
             setEditing(null);

@@ -4,7 +4,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
 import { LIVE_FLOW_POLL_MS } from "../../api/sharedQueries";
-import type { ConnectionCreateRequest, ConnectionPatch, ConnectionView, SessionPinsClear } from "../../ipc/bindings";
+import type {
+  ClaudeLoginImportRequest,
+  ConnectionCreateRequest,
+  ConnectionPatch,
+  ConnectionView,
+  SessionPinsClear,
+} from "../../ipc/bindings";
 
 export {
   useConnectionsQuery,
@@ -87,6 +93,19 @@ export function useTestConnection() {
   const api = useApi();
   const refresh = useRefreshConnections();
   return useMutation({ mutationFn: (id: string) => api.connectionsTest(id), onSettled: refresh });
+}
+
+/**
+ * Imports Claude Code's login on the gateway's machine as a Claude subscription
+ * connection (created, refreshed or unchanged).
+ */
+export function useImportClaudeLogin() {
+  const api = useApi();
+  const refresh = useRefreshConnections();
+  return useMutation({
+    mutationFn: (request: ClaudeLoginImportRequest) => api.connectionsImportClaudeLogin(request),
+    onSuccess: refresh,
+  });
 }
 
 /** The provider presets of the add form (fetched only while it is shown); they never change. */

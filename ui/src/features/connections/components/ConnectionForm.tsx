@@ -36,6 +36,7 @@ import { capMapPaths } from "../../../shared/capMap";
 import { EXECUTION_PATH, MAX_WAIT_PATH, MODEL_CAPS_PATH, parseModelCaps } from "../overrides";
 import { ClaudeSection } from "./ClaudeSection";
 import { FlowSection } from "./FlowSection";
+import { ImportClaudeLoginButton, type ImportOutcome } from "./ImportClaudeLogin";
 import { UsageBars } from "./Usage";
 import { EditorActions } from "../../../shared/EditorActions";
 
@@ -106,8 +107,8 @@ const AUTH_OPTIONS: { value: AuthKind; label: string }[] = [
 
 /**
  * The preset picker at the top of the add form. A Claude subscription account is
- * added by importing Claude Code's login (`switchyard import-claude`); until the form
- * can do that, its preset says so and leaves the token fields to paste into.
+ * added by importing Claude Code's login on the gateway's machine: its preset offers
+ * the import button, and leaves the token fields to paste into otherwise.
  */
 function PresetPicker({
   presets,
@@ -115,12 +116,14 @@ function PresetPicker({
   value,
   onChange,
   preset,
+  onImported,
 }: {
   presets: ProviderPresetView[] | undefined;
   loading: boolean;
   value: string;
   onChange: (id: string) => void;
   preset: ProviderPresetView | undefined;
+  onImported: (outcome: ImportOutcome) => void;
 }) {
   const help = preset
     ? preset.claudeLogin
@@ -148,9 +151,10 @@ function PresetPicker({
         <div className="banner banner-info" role="note" aria-label="Import your Claude Code login">
           <div>
             <strong>Import your Claude Code login.</strong> {preset.keyHint[0].toUpperCase()}
-            {preset.keyHint.slice(1)}: run <code>switchyard import-claude</code> on this machine (the import button
-            comes in a later version). Or paste the access and refresh tokens below.
+            {preset.keyHint.slice(1)}. The gateway reads it from <code>~/.claude/.credentials.json</code> of the user
+            it runs as. Or paste the access and refresh tokens below.
           </div>
+          <ImportClaudeLoginButton primary onResult={onImported} />
         </div>
       )}
     </div>
@@ -161,9 +165,12 @@ export function ConnectionForm({
   connection,
   onDone,
   onCancel,
+  onImported,
 }: {
   /** The connection being edited (live from the list); absent when adding. */
   connection?: ConnectionView;
+  /** The Claude account preset's login import ran (adding only). */
+  onImported?: (outcome: ImportOutcome) => void;
   onDone: (saved: ConnectionView) => void;
   onCancel: () => void;
 }) {
@@ -265,7 +272,14 @@ export function ConnectionForm({
       <form noValidate onSubmit={submit}>
         {!changedElsewhere && <FormErrors error={errors.error} issues={errors.formIssues} labels={CONNECTION_LABELS} />}
         {!editing && (
-          <PresetPicker presets={presets.data} loading={presets.isPending} value={presetId} onChange={choosePreset} preset={preset} />
+          <PresetPicker
+            presets={presets.data}
+            loading={presets.isPending}
+            value={presetId}
+            onChange={choosePreset}
+            preset={preset}
+            onImported={onImported ?? (() => {})}
+          />
         )}
         <div className="field-grid">
           {editing ? (

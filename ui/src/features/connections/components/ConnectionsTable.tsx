@@ -6,9 +6,10 @@ import { Ago } from "../../../shared/Ago";
 import { ConfirmAction } from "../../../shared/ConfirmAction";
 import { ConnectionName } from "../../../shared/ConnectionName";
 import { FlowLoad } from "../../../shared/FlowLoad";
-import { formatCount } from "../../../shared/format";
+import { formatCount, formatInstant, formatRemaining } from "../../../shared/format";
 import { StatusBadge } from "../../../shared/StatusBadge";
 import { Table } from "../../../shared/Table";
+import { useNow } from "../../../shared/useNow";
 import { UsageSummary } from "./Usage";
 
 /** Sessions kept on this connection by session affinity; nothing when none (or affinity is off). */
@@ -26,6 +27,18 @@ function LastTest({ test }: { test: LastTestView | null }) {
       <span className="muted">
         <Ago at={test.at} />
       </span>
+    </div>
+  );
+}
+
+/** An OAuth account's access-token expiry (the gateway refreshes it when it is used). */
+function TokenExpiry({ at }: { at: number | null }) {
+  const now = useNow();
+  if (at === null) return null;
+  const left = at - now;
+  return (
+    <div className="small muted" title={formatInstant(at)}>
+      {left > 0 ? `Token expires in ${formatRemaining(left).split(" ").slice(0, 2).join(" ")}` : "Token expired (refreshed on next use)"}
     </div>
   );
 }
@@ -73,6 +86,7 @@ export function ConnectionsTable({
                   </div>
                 )}
                 <LastTest test={c.lastTest} />
+                {c.authKind === "oauth" && <TokenExpiry at={c.tokenExpiresAt} />}
               </td>
               <td>
                 <UsageSummary usage={c.usage} />
