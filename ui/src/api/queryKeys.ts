@@ -25,6 +25,8 @@ export const queryKeys = {
   lockouts: ["lockouts"] as const,
   modelLockout: ["modelLockout"] as const,
   gateway: ["gateway"] as const,
+  /** Whether Claude Code and Codex are set up to use this gateway. */
+  setup: ["setup"] as const,
   desktopStatus: ["desktop", "status"] as const,
   desktopPrefs: ["desktop", "prefs"] as const,
 };

@@ -28,6 +28,10 @@ export function defaultHandlers(): Handlers {
     gateway_status: () => f.gatewayStatus(),
     gateway_set_paused: (a) => f.gatewayStatus({ paused: (a.request as { paused: boolean }).paused }),
     keys_list: () => [],
+    setup_list: () => [
+      { agent: "claude-code", path: "/home/u/.claude/settings.json", configured: false },
+      { agent: "codex", path: "/home/u/.codex/config.toml", configured: false },
+    ],
     monitoring_summary: () => f.summary(),
     monitoring_health: () => f.health(),
     desktop_prefs_get: () => f.desktopPrefs(),

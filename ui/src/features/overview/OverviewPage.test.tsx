@@ -227,4 +227,77 @@ describe("OverviewPage", () => {
     await user.click(within(card).getByRole("button", { name: "Save desktop preferences" }));
     expect(await within(card).findByText("Saved.")).toBeInTheDocument();
   });
+
+  it("sets up Claude Code in one click, says where its old file is kept, and undoes it", async () => {
+    const user = userEvent.setup();
+    let configured = false;
+    const { calls } = renderWithIpc(<OverviewPage />, {
+      setup_list: () => [
+        { agent: "claude-code", path: "/home/u/.claude/settings.json", configured },
+        { agent: "codex", path: "/home/u/.codex/config.toml", configured: false },
+      ],
+      setup_apply: (a) => {
+        configured = true;
+        return {
+          agent: a.agent,
+          path: "/home/u/.claude/settings.json",
+          backupPath: "/data/setup/claude-code.bak",
+          baseUrl: "http://127.0.0.1:7821",
+          keyName: "claude-code",
+        };
+      },
+      setup_undo: (a) => {
+        configured = false;
+        return { agent: a.agent, path: "/home/u/.claude/settings.json", restored: true };
+      },
+    });
+    const list = await screen.findByRole("list", { name: "Agent setup" });
+    expect(list).toHaveTextContent("/home/u/.codex/config.toml");
+    expect(within(list).queryByRole("button", { name: /^Undo/ })).not.toBeInTheDocument();
+    await user.click(within(list).getByRole("button", { name: "Set up Claude Code" }));
+    expect(
+      await screen.findByText(/Claude Code now uses http:\/\/127\.0\.0\.1:7821 with the client key “claude-code”\. Its previous file is kept in \/data\/setup\/claude-code\.bak/),
+    ).toBeInTheDocument();
+    expect(callsOf(calls, "setup_apply")[0].args).toEqual({ agent: "claude-code" });
+    await user.click(await within(list).findByRole("button", { name: "Undo the setup of Claude Code" }));
+    expect(await screen.findByText("Put /home/u/.claude/settings.json back as it was before setup.")).toBeInTheDocument();
+    expect(callsOf(calls, "setup_undo")[0].args).toEqual({ agent: "claude-code", force: false });
+    await waitFor(() =>
+      expect(within(list).queryByRole("button", { name: "Undo the setup of Claude Code" })).not.toBeInTheDocument(),
+    );
+  });
+
+  it("says why a setup or an undo was refused and offers Undo anyway for a file edited since", async () => {
+    const user = userEvent.setup();
+    let forced = false;
+    const { calls } = renderWithIpc(<OverviewPage />, {
+      setup_list: () => [
+        { agent: "claude-code", path: "/home/u/.claude/settings.json", configured: true },
+        { agent: "codex", path: "/home/u/.codex/config.toml", configured: false },
+      ],
+      setup_apply: fails("conflict", "/home/u/.codex/config.toml is not valid TOML (line 3): fix or move it first"),
+      setup_undo: (a) => {
+        if (!a.force) {
+          return Promise.reject({
+            code: "conflict",
+            message: "/home/u/.claude/settings.json was edited after setup; undoing would lose those edits",
+            issues: [],
+          });
+        }
+        forced = true;
+        return { agent: a.agent, path: "/home/u/.claude/settings.json", restored: false };
+      },
+    });
+    const list = await screen.findByRole("list", { name: "Agent setup" });
+    await user.click(within(list).getByRole("button", { name: "Set up Codex" }));
+    expect(
+      await screen.findByText("Could not set up Codex: /home/u/.codex/config.toml is not valid TOML (line 3): fix or move it first."),
+    ).toBeInTheDocument();
+    await user.click(within(list).getByRole("button", { name: "Undo the setup of Claude Code" }));
+    expect(await screen.findByText(/was edited after setup; undoing would lose those edits/)).toBeInTheDocument();
+    await user.click(screen.getByRole("button", { name: "Undo the setup of Claude Code anyway" }));
+    expect(await screen.findByText("Removed /home/u/.claude/settings.json: it did not exist before setup.")).toBeInTheDocument();
+    expect(forced).toBe(true);
+    expect(callsOf(calls, "setup_undo").map((c) => c.args.force)).toEqual([false, true]);
+  });
 });

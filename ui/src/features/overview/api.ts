@@ -1,5 +1,5 @@
 // Overview queries and mutations: gateway status and pause, request counts, client
-// keys, desktop preferences.
+// keys, one-click agent setup, desktop preferences.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
@@ -37,6 +37,36 @@ export function useDeleteKey() {
   return useMutation({
     mutationFn: (id: string) => api.keysDelete(id),
     onSuccess: () => qc.invalidateQueries({ queryKey: queryKeys.keys }),
+  });
+}
+
+/** Whether each agent (Claude Code, Codex) is set up to use this gateway, and its file. */
+export function useSetupQuery() {
+  const api = useApi();
+  return useQuery({ queryKey: queryKeys.setup, queryFn: () => api.setupList() });
+}
+
+/** Setup makes a client key for the agent: the key list changes with it. */
+function useRefreshSetup() {
+  const qc = useQueryClient();
+  return () => {
+    void qc.invalidateQueries({ queryKey: queryKeys.setup });
+    void qc.invalidateQueries({ queryKey: queryKeys.keys });
+  };
+}
+
+export function useSetupApply() {
+  const api = useApi();
+  const refresh = useRefreshSetup();
+  return useMutation({ mutationFn: (agent: string) => api.setupApply(agent), onSettled: refresh });
+}
+
+export function useSetupUndo() {
+  const api = useApi();
+  const refresh = useRefreshSetup();
+  return useMutation({
+    mutationFn: ({ agent, force }: { agent: string; force: boolean }) => api.setupUndo(agent, force),
+    onSettled: refresh,
   });
 }
 

@@ -1,5 +1,7 @@
-// Ready-to-paste setup for Claude Code and Codex CLI.
+// Agent setup: one click per agent (the gateway writes the agent's config file, and
+// can undo it), or ready-to-paste commands for Claude Code and Codex CLI.
 import { CopyButton } from "../../../shared/CopyButton";
+import { AgentSetupList } from "./AgentSetup";
 import { claudeCodeCommand, codexCommand, codexConfigToml, KEY_PLACEHOLDER } from "../setup";
 
 function Snippet({ id, title, text, copyLabel }: { id: string; title: string; text: string; copyLabel: string }) {
@@ -26,6 +28,12 @@ export function SetupCard({ baseUrl, secret }: { baseUrl: string; secret: string
         <h2 id="setup-title">Connect your agents</h2>
       </header>
       <p className="card-description">
+        One click points an agent at this gateway: it gets a client key of its own, written into its config file
+        (the file as it was is kept, and Undo puts it back).
+      </p>
+      <AgentSetupList />
+      <h3>Or by hand</h3>
+      <p className="card-description">
         {secret ? (
           "These commands contain the key you just created."
         ) : (
@@ -34,9 +42,9 @@ export function SetupCard({ baseUrl, secret }: { baseUrl: string; secret: string
           </>
         )}
       </p>
-      <h3>Claude Code</h3>
+      <h4>Claude Code</h4>
       <Snippet id="setup-claude" title="Shell" text={claudeCodeCommand(baseUrl, key)} copyLabel="Copy Claude Code command" />
-      <h3>Codex CLI</h3>
+      <h4>Codex CLI</h4>
       <Snippet
         id="setup-codex-config"
         title="~/.codex/config.toml"
