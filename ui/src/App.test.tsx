@@ -1,11 +1,11 @@
-import { act, render, screen, waitFor } from "@testing-library/react";
+import { act, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { App } from "./App";
 import { Bootstrap } from "./api/Bootstrap";
 import { TOKEN_STORAGE_KEY, takeTokenFromLocation } from "./api/connect";
 import { hrefFor, paramFromHash, routeFromHash } from "./router";
-import { renderWithIpc } from "./test/harness";
+import { defaultHandlers, fails, renderWithIpc, testQueryClient } from "./test/harness";
 
 describe("router", () => {
   it("maps hashes to pages, defaulting to the overview", () => {
@@ -37,6 +37,7 @@ describe("App", () => {
       ["Model Lockout", "Model Lockout"],
       ["Cooldown Manager", "Cooldown Manager"],
       ["Leases", "Leases"],
+      ["Preferences", "Preferences"],
     ]) {
       await user.click(screen.getByRole("link", { name: link }));
       expect(await screen.findByRole("heading", { level: 1, name: heading })).toBeInTheDocument();
@@ -50,6 +51,51 @@ describe("App", () => {
     });
     const banner = await screen.findByText(/Gateway not running/);
     expect(banner.closest("[role=alert]")).toHaveTextContent("Gateway not running: port 7821 in use");
+  });
+
+  it("links the Gateway not running banner to Preferences, and every page shows its error instead of crashing", async () => {
+    const user = userEvent.setup();
+    const down = fails("gateway_unavailable", "the gateway is not running: port 7821 is already in use");
+    const gatewayDown = Object.fromEntries(
+      Object.keys(defaultHandlers())
+        .filter((cmd) => !cmd.startsWith("desktop_"))
+        .map((cmd) => [cmd, down]),
+    );
+    renderWithIpc(<App />, {
+      ...gatewayDown,
+      desktop_status: () => ({
+        running: false,
+        listen: null,
+        error: "port 7821 is already in use; choose another port in Preferences",
+        port: 7821,
+        portSource: "preferences",
+      }),
+    });
+    const nav = screen.getByRole("navigation", { name: "Pages" });
+    for (const link of ["Connections", "Requests", "Combos", "Resilience", "Model Lockout", "Cooldown Manager", "Leases", "Overview"]) {
+      await user.click(within(nav).getByRole("link", { name: link }));
+      expect(await screen.findByRole("heading", { level: 1, name: link })).toBeInTheDocument();
+      await waitFor(() => expect(within(screen.getByRole("main")).getAllByRole("alert").length).toBeGreaterThan(0));
+    }
+    const banner = (await screen.findByText("Gateway not running")).closest("[role=alert]") as HTMLElement;
+    await user.click(within(banner).getByRole("link", { name: "Open Preferences" }));
+    expect(await screen.findByRole("heading", { level: 1, name: "Preferences" })).toBeInTheDocument();
+    expect(await screen.findByLabelText("Port")).toHaveValue(7821);
+    window.location.hash = "";
+  });
+
+  it("lists Preferences only in the desktop app", async () => {
+    const { createHttpApi } = await import("./api/httpApi");
+    const { ApiProvider } = await import("./api/ApiProvider");
+    const api = createHttpApi("http://127.0.0.1:1", "t", { fetchImpl: () => new Promise<Response>(() => {}) });
+    render(
+      <ApiProvider api={api} queryClient={testQueryClient()}>
+        <App />
+      </ApiProvider>,
+    );
+    const nav = screen.getByRole("navigation", { name: "Pages" });
+    expect(within(nav).getByRole("link", { name: "Leases" })).toBeInTheDocument();
+    expect(within(nav).queryByRole("link", { name: "Preferences" })).not.toBeInTheDocument();
   });
 
   it("applies the desktop theme preference", async () => {

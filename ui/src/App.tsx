@@ -1,9 +1,7 @@
 // The app shell: sidebar navigation, top banners (gateway not running, live updates
 // degraded), and the page outlet of the hash router.
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import { useApi, useLiveMode } from "./api/ApiProvider";
-import { queryKeys } from "./api/queryKeys";
 import { useGatewayQuery } from "./api/sharedQueries";
 import { CombosPage } from "./features/combos/CombosPage";
 import { ConnectionsPage } from "./features/connections/ConnectionsPage";
@@ -12,7 +10,8 @@ import { LeasesPage } from "./features/leases/LeasesPage";
 import { ModelLockoutPage } from "./features/model-lockout/ModelLockoutPage";
 import { OverviewPage } from "./features/overview/OverviewPage";
 import { RequestsPage } from "./features/requests/RequestsPage";
-import { useDesktopPrefsQuery } from "./features/overview/api";
+import { useDesktopPrefsQuery, useDesktopStatusQuery } from "./features/preferences/api";
+import { PreferencesPage } from "./features/preferences/PreferencesPage";
 import { ResiliencePage } from "./features/resilience/ResiliencePage";
 import { askToLeave, hrefFor, ROUTES, useRoute, type RouteId } from "./router";
 import { hasUnsavedChanges } from "./shared/unsavedChanges";
@@ -28,21 +27,24 @@ const PAGES: Record<RouteId, () => React.JSX.Element> = {
   "model-lockout": ModelLockoutPage,
   cooldowns: CooldownsPage,
   leases: LeasesPage,
+  preferences: PreferencesPage,
 };
 
-function GatewayBanner() {
-  const api = useApi();
-  const status = useQuery({
-    queryKey: queryKeys.desktopStatus,
-    queryFn: () => api.desktopStatus!(),
-    enabled: api.desktopStatus !== undefined,
-    refetchInterval: 10_000,
-  });
+/** Desktop only: the hosted gateway did not start; its port is chosen in Preferences. */
+function GatewayBanner({ onPreferences }: { onPreferences: boolean }) {
+  const status = useDesktopStatusQuery();
   if (!status.data || status.data.running) return null;
   return (
     <div className="banner banner-danger" role="alert">
-      <strong>Gateway not running</strong>
-      {status.data.error ? `: ${status.data.error}` : "."}
+      <span>
+        <strong>Gateway not running</strong>
+        {status.data.error ? `: ${status.data.error}` : "."}
+      </span>
+      {!onPreferences && (
+        <a className="btn btn-small" href={hrefFor("preferences")}>
+          Open Preferences
+        </a>
+      )}
     </div>
   );
 }
@@ -54,7 +56,7 @@ function ThemeControl() {
   const desktop = api.desktopPrefsGet !== undefined;
   const theme: Theme = desktop ? (prefs.data?.theme ?? "system") : stored;
   useEffect(() => applyTheme(theme), [theme]);
-  if (desktop) return null; // The desktop app sets its theme in Overview → Desktop app.
+  if (desktop) return null; // The desktop app sets its theme in Preferences.
   return (
     <SelectField<Theme>
       id="theme-select"
@@ -76,7 +78,10 @@ export function App() {
   const gateway = useGatewayQuery();
   const mainRef = useRef<HTMLElement>(null);
   const firstRender = useRef(true);
+  const api = useApi();
   const Page = PAGES[route];
+  const desktop = api.desktopPrefsGet !== undefined;
+  const routes = ROUTES.filter((r) => desktop || !("desktopOnly" in r));
 
   useEffect(() => {
     const label = ROUTES.find((r) => r.id === route)?.label ?? "";
@@ -105,7 +110,7 @@ export function App() {
         </div>
         <nav aria-label="Pages">
           <ul>
-            {ROUTES.map((r) => (
+            {routes.map((r) => (
               <li key={r.id}>
                 <a
                   href={hrefFor(r.id)}
@@ -130,7 +135,7 @@ export function App() {
         </div>
       </aside>
       <div className="content">
-        <GatewayBanner />
+        <GatewayBanner onPreferences={route === "preferences"} />
         {liveMode === "polling" && (
           <div className="banner banner-info" role="status">
             Live updates are unavailable; refreshing every 5 seconds.

@@ -14,6 +14,8 @@ export const ROUTES = [
   { id: "model-lockout", label: "Model Lockout" },
   { id: "cooldowns", label: "Cooldown Manager" },
   { id: "leases", label: "Leases" },
+  // The desktop app's own settings: listed only there (they need its commands).
+  { id: "preferences", label: "Preferences", desktopOnly: true },
 ] as const;
 
 export type RouteId = (typeof ROUTES)[number]["id"];

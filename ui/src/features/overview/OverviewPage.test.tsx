@@ -197,35 +197,10 @@ describe("OverviewPage", () => {
     expect(screen.queryByRole("region", { name: "Routing paused" })).not.toBeInTheDocument();
   });
 
-  it("edits the desktop preferences and maps a rejected port onto its field", async () => {
-    const user = userEvent.setup();
-    let reject = true;
-    const { calls } = renderWithIpc(<OverviewPage />, {
-      desktop_prefs_set: (a) =>
-        reject
-          ? Promise.reject({
-              code: "validation_failed",
-              message: "1 invalid field",
-              issues: [{ path: "/port", message: "must be between 1024 and 65535 (ports below 1024 need root)" }],
-            })
-          : a.prefs,
-    });
+  it("points to Preferences for the desktop app's settings", async () => {
+    renderWithIpc(<OverviewPage />);
     const card = await screen.findByRole("region", { name: "Desktop app" });
-    const port = await within(card).findByLabelText("Port");
-    expect(port).toHaveValue(7821);
-    await user.clear(port);
-    await user.type(port, "80");
-    await user.click(within(card).getByRole("switch", { name: "Launch at login" }));
-    await user.click(within(card).getByRole("button", { name: "Save desktop preferences" }));
-    await waitFor(() => expect(port).toHaveAccessibleDescription(/ports below 1024 need root/));
-    expect(callsOf(calls, "desktop_prefs_set")[0].args).toEqual({
-      prefs: { port: 80, launchAtLogin: true, startHidden: false, theme: "system" },
-    });
-    reject = false;
-    await user.clear(port);
-    await user.type(port, "7900");
-    await user.click(within(card).getByRole("button", { name: "Save desktop preferences" }));
-    expect(await within(card).findByText("Saved.")).toBeInTheDocument();
+    expect(within(card).getByRole("link", { name: "Preferences" })).toHaveAttribute("href", "#/preferences");
   });
 
   it("sets up Claude Code in one click, says where its old file is kept, and undoes it", async () => {

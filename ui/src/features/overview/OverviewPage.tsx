@@ -2,14 +2,28 @@
 // client keys, agent setup, activity.
 import { useState } from "react";
 import { useApi } from "../../api/ApiProvider";
+import { hrefFor } from "../../router";
 import { ErrorState, Loading } from "../../shared/states";
 import { useGatewayQuery } from "./api";
 import { ActivityCard } from "./components/ActivityCard";
 import { ClientKeysCard, type CreatedKey } from "./components/ClientKeysCard";
 import { ConnectionsHealthCard } from "./components/ConnectionsHealthCard";
-import { DesktopPrefsCard } from "./components/DesktopPrefsCard";
 import { GatewayCard, PausedBanner } from "./components/GatewayCard";
 import { SetupCard } from "./components/SetupCard";
+
+/** The desktop app's preferences have their own page (it works without the gateway). */
+function DesktopLink() {
+  return (
+    <section className="card" aria-labelledby="desktop-title">
+      <header className="card-header">
+        <h2 id="desktop-title">Desktop app</h2>
+      </header>
+      <p className="card-description">
+        Port, launch at login, start hidden and theme are in <a href={hrefFor("preferences")}>Preferences</a>.
+      </p>
+    </section>
+  );
+}
 
 export function OverviewPage() {
   const api = useApi();
@@ -39,7 +53,7 @@ export function OverviewPage() {
             <ActivityCard />
             <ClientKeysCard created={created} onCreated={setCreated} onDismiss={() => setCreated(null)} />
             <SetupCard baseUrl={gateway.data.baseUrl} secret={created?.secret ?? null} />
-            {api.desktopPrefsGet ? <DesktopPrefsCard /> : null}
+            {api.desktopPrefsGet ? <DesktopLink /> : null}
           </div>
         </>
       )}

@@ -1,9 +1,9 @@
 // Overview queries and mutations: gateway status and pause, request counts, client
-// keys, one-click agent setup, desktop preferences.
+// keys, one-click agent setup.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useApi } from "../../api/ApiProvider";
 import { queryKeys } from "../../api/queryKeys";
-import type { ApiKeyCreateRequest, DesktopPrefs } from "../../ipc/bindings";
+import type { ApiKeyCreateRequest } from "../../ipc/bindings";
 
 export { useGatewayQuery, useHealthQuery, useKeysQuery } from "../../api/sharedQueries";
 
@@ -67,27 +67,5 @@ export function useSetupUndo() {
   return useMutation({
     mutationFn: ({ agent, force }: { agent: string; force: boolean }) => api.setupUndo(agent, force),
     onSettled: refresh,
-  });
-}
-
-/** Desktop preferences; disabled (never fetched) outside the desktop app. */
-export function useDesktopPrefsQuery() {
-  const api = useApi();
-  return useQuery({
-    queryKey: queryKeys.desktopPrefs,
-    queryFn: () => api.desktopPrefsGet!(),
-    enabled: api.desktopPrefsGet !== undefined,
-  });
-}
-
-export function useSaveDesktopPrefs() {
-  const api = useApi();
-  const qc = useQueryClient();
-  return useMutation({
-    mutationFn: (prefs: DesktopPrefs) => api.desktopPrefsSet!(prefs),
-    onSuccess: (prefs) => {
-      qc.setQueryData(queryKeys.desktopPrefs, prefs);
-      void qc.invalidateQueries({ queryKey: queryKeys.desktopStatus });
-    },
   });
 }

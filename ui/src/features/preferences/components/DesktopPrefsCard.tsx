@@ -1,13 +1,28 @@
 // Desktop-only preferences (tauri-plugin-store): port, launch at login, start hidden,
-// theme. Rendered only inside the desktop app.
+// theme. Rendered only inside the desktop app; needs only desktop commands, so it works
+// while the gateway is not running. Beside the port: the port in force, when it is not
+// the saved one or comes from SWITCHYARD_PORT.
 import { useState, type FormEvent } from "react";
-import type { DesktopPrefs, Theme } from "../../../ipc/bindings";
+import type { DesktopPrefs, DesktopStatusView, Theme } from "../../../ipc/bindings";
 import { FormErrors, NumberField, SelectField, Switch } from "../../../shared/fields";
 import { ErrorState, Loading } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
-import { useDesktopPrefsQuery, useSaveDesktopPrefs } from "../api";
+import { useDesktopPrefsQuery, useDesktopStatusQuery, useSaveDesktopPrefs } from "../api";
 
 const PREF_FIELDS = ["/port", "/launchAtLogin", "/startHidden", "/theme"] as const;
+
+/**
+ * The port in force, when the saved preference is not the whole story: "Running on
+ * 7821 (from SWITCHYARD_PORT, which overrides this setting)"; null otherwise.
+ */
+export function portInForce(status: DesktopStatusView | undefined, saved: number): string | null {
+  if (!status || status.port === null) return null;
+  const fromEnv = status.portSource === "SWITCHYARD_PORT";
+  if (!fromEnv && status.port === saved) return null;
+  const how = status.running ? "Running on" : "Tried to start on";
+  const why = fromEnv ? "from SWITCHYARD_PORT, which overrides this setting" : "the saved port applies at the next start";
+  return `${how} ${status.port} (${why}).`;
+}
 
 export function DesktopPrefsCard() {
   const prefs = useDesktopPrefsQuery();
@@ -29,6 +44,8 @@ export function DesktopPrefsCard() {
 
 function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
   const save = useSaveDesktopPrefs();
+  const status = useDesktopStatusQuery();
+  const inForce = portInForce(status.data, prefs.port);
   const [port, setPort] = useState(String(prefs.port));
   const [launchAtLogin, setLaunchAtLogin] = useState(prefs.launchAtLogin);
   const [startHidden, setStartHidden] = useState(prefs.startHidden);
@@ -62,7 +79,17 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
           value={port}
           onChange={setPort}
           range={{ path: "/port", kind: "integer", min: 1024, max: 65535, unit: null, allowed: [] }}
-          help="The gateway's port on 127.0.0.1; applies at the next start, and agents' base URL changes with it."
+          help={
+            <>
+              The gateway's port on 127.0.0.1; applies at the next start, and agents' base URL changes with it.
+              {inForce && (
+                <>
+                  {" "}
+                  <strong className="port-in-force">{inForce}</strong>
+                </>
+              )}
+            </>
+          }
           error={errors.fieldError("/port")}
         />
         <SelectField<Theme>
