@@ -1,4 +1,6 @@
-// Real-app e2e: a taken port is a message in the window, not a crash (issue 5).
+// Real-app e2e: a taken port is a message in the window, not a crash (issue 5), and
+// the banner leads to Preferences, which work without the gateway: the saved port
+// there, and beside it the port in force from SWITCHYARD_PORT.
 //
 //   xvfb-run -a dbus-run-session -- node --test --test-concurrency=1 src-tauri/e2e/
 import { mkdtempSync, rmSync } from "node:fs";
@@ -50,4 +52,26 @@ test("pages explain the gateway is unavailable instead of hanging", async () => 
     async () => (await browser.$$("//main//*[contains(., 'already in use')]")).length > 0,
     { timeout: 15000, timeoutMsg: "no page-level error naming the taken port" },
   );
+});
+
+test("the banner leads to Preferences: the saved port, and SWITCHYARD_PORT's beside it", async () => {
+  const open = await browser.$('//*[@role="alert"]//a[normalize-space()="Open Preferences"]');
+  await open.waitForDisplayed({ timeout: 15000 });
+  await open.click();
+  const heading = await browser.$('//main//h1[normalize-space()="Preferences"]');
+  await heading.waitForDisplayed({ timeout: 15000 });
+  const field = await browser.$("#pref-port");
+  await field.waitForDisplayed({ timeout: 15000 });
+  const saved = await field.getValue();
+  assert.match(saved, /^\d+$/, "the port field shows the saved preference");
+  assert.notEqual(Number(saved), port, "the preference is not the SWITCHYARD_PORT override");
+  const note = await browser.$(".port-in-force");
+  await note.waitForDisplayed({ timeout: 15000 });
+  assert.equal(
+    await note.getText(),
+    `Tried to start on ${port} (from SWITCHYARD_PORT, which overrides this setting).`,
+  );
+  // The nav lists the page in the desktop app.
+  const navLink = await browser.$('//nav[@aria-label="Pages"]//a[normalize-space()="Preferences"]');
+  assert.equal(await navLink.getAttribute("aria-current"), "page");
 });
