@@ -413,19 +413,7 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
     let hold = Hold::new();
     let t = setup_with(ok("a").held(&hold), "max_concurrent = 1").await;
     assert_eq!(t.acquire(AGENT_KEY, OWNER_1, None).await.0, 200);
-    let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
-    let send = || {
-        let request =
-            t.gw.http
-                .post(t.gw.url("/v1/messages"))
-                .bearer_auth(AGENT_KEY)
-                .header("x-switchyard-lease-owner", OWNER_1)
-                .header("x-switchyard-lease-generation", "1")
-                .json(&body);
-        tokio::spawn(
-            async move { request.send().await.map(|r| r.headers()["x-switchyard-connection"].clone()) },
-        )
-    };
+    let send = || infer_in_background(&t, AGENT_KEY, Some((OWNER_1, "1")));
     let first = send();
     assert!(t.a.wait_until(std::time::Duration::from_secs(5), |u| u.in_flight() == 1).await);
     // key-a is at its cap of 1 and key-b is free: the second request queues for key-a.
@@ -449,8 +437,8 @@ async fn a_leased_connection_that_is_only_busy_is_waited_for_not_left() {
     );
     hold.open();
     for handle in [first, second] {
-        let served = handle.await.ok().and_then(Result::ok);
-        assert_eq!(served.as_ref().and_then(|v| v.to_str().ok()), Some("key-a"));
+        let (status, served, _) = handle.await.unwrap_or_default();
+        assert_eq!((status, served.as_deref()), (200, Some("key-a")));
     }
     assert_eq!(t.b.calls(), 0, "the lease never moved to key-b");
     assert_eq!(t.leases().await[0]["connection"], "key-a");
@@ -525,12 +513,13 @@ async fn disabling_or_deleting_the_leased_connection_ends_the_lease() {
     );
 }
 
-/// Sends an inference request on a task of its own; the answer's status and body.
+/// Sends an inference request on a task of its own; the answer's status, serving
+/// connection and body.
 fn infer_in_background(
     t: &Setup,
     key: &str,
     lease: Option<(&str, &str)>,
-) -> tokio::task::JoinHandle<(u16, Value)> {
+) -> tokio::task::JoinHandle<(u16, Option<String>, Value)> {
     let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
     let mut request = t.gw.http.post(t.gw.url("/v1/messages")).bearer_auth(key).json(&body);
     if let Some((owner, generation)) = lease {
@@ -540,7 +529,12 @@ fn infer_in_background(
     }
     tokio::spawn(async move {
         let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
-        (response.status().as_u16(), response.json().await.unwrap_or_default())
+        let served = response
+            .headers()
+            .get("x-switchyard-connection")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        (response.status().as_u16(), served, response.json().await.unwrap_or_default())
     })
 }
 
@@ -579,7 +573,7 @@ async fn a_request_that_queued_while_its_lease_ended_is_refused_with_nothing_sen
     assert_eq!(status, 200);
     hold.open();
     assert_eq!(first.await.map(|r| r.0).ok(), Some(200), "the request already upstream finishes");
-    let (status, body) = second.await.unwrap_or_default();
+    let (status, _, body) = second.await.unwrap_or_default();
     assert_eq!((status, &body["error"]["code"]), (409, &json!("lease-fence-stale")), "{body}");
     assert_eq!((t.a.calls(), t.b.calls()), (1, 0), "the queued request never went upstream");
 }
@@ -597,7 +591,7 @@ async fn a_request_that_queued_for_a_connection_leased_meanwhile_keeps_off_it() 
     assert_eq!(t.acquire(AGENT_KEY, OWNER_1, Some(45_000)).await.0, 200);
     hold.open();
     assert_eq!(first.await.map(|r| r.0).ok(), Some(200));
-    let (status, body) = second.await.unwrap_or_default();
+    let (status, _, body) = second.await.unwrap_or_default();
     assert_eq!((status, &body["error"]["code"]), (429, &json!("lease-capacity-unavailable")), "{body}");
     assert_eq!(body["state"], "waiting-for-capacity");
     assert_eq!(t.a.calls(), 1, "the leased connection served no one else");

@@ -233,12 +233,7 @@ async fn requests_list(
     State(s): State<AppState>,
     query: Result<Query<switchyard_types::requests::RequestsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult {
-    let Query(query) = query.map_err(|e| {
-        GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
-            path: String::new(),
-            message: e.body_text(),
-        }])
-    })?;
+    let query = query_of(query)?;
     ok(s.management.requests(query).await?)
 }
 
@@ -266,13 +261,18 @@ async fn setup_undo(
     Path(agent): Path<String>,
     query: Result<Query<UndoQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult {
-    let Query(query) = query.map_err(|e| {
+    let query = query_of(query)?;
+    ok(s.management.undo_agent_setup(&agent, query.force).await?)
+}
+
+/// A query string as a document, or `400 validation_failed` saying what is wrong.
+fn query_of<T>(query: Result<Query<T>, axum::extract::rejection::QueryRejection>) -> Result<T, GatewayError> {
+    query.map(|Query(q)| q).map_err(|e| {
         GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
             path: String::new(),
             message: e.body_text(),
         }])
-    })?;
-    ok(s.management.undo_agent_setup(&agent, query.force).await?)
+    })
 }
 
 async fn presets_list(State(s): State<AppState>) -> ApiResult {
@@ -283,12 +283,7 @@ async fn logs(
     State(s): State<AppState>,
     query: Result<Query<LogsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult {
-    let Query(query) = query.map_err(|e| {
-        GatewayError::validation(vec![switchyard_types::api::ValidationIssue {
-            path: String::new(),
-            message: e.body_text(),
-        }])
-    })?;
+    let query = query_of(query)?;
     ok(s.management.logs(query).await?)
 }
 
