@@ -16,7 +16,7 @@ import { ResiliencePage } from "./features/resilience/ResiliencePage";
 import { askToLeave, hrefFor, ROUTES, useRoute, type RouteId } from "./router";
 import { hasUnsavedChanges } from "./shared/unsavedChanges";
 import { SelectField } from "./shared/fields";
-import { applyTheme, useStoredTheme, type Theme } from "./theme";
+import { applyTheme, THEME_OPTIONS, useStoredTheme, type Theme } from "./theme";
 
 const PAGES: Record<RouteId, () => React.JSX.Element> = {
   overview: OverviewPage,
@@ -63,11 +63,7 @@ function ThemeControl() {
       label="Theme"
       value={stored}
       onChange={setStored}
-      options={[
-        { value: "system", label: "System" },
-        { value: "light", label: "Light" },
-        { value: "dark", label: "Dark" },
-      ]}
+      options={THEME_OPTIONS}
     />
   );
 }

@@ -4,6 +4,13 @@ import { useEffect, useState } from "react";
 
 export type Theme = "system" | "light" | "dark";
 
+/** The theme choices of a select (the browser's sidebar, the desktop Preferences). */
+export const THEME_OPTIONS: { value: Theme; label: string }[] = [
+  { value: "system", label: "System" },
+  { value: "light", label: "Light" },
+  { value: "dark", label: "Dark" },
+];
+
 const STORAGE_KEY = "switchyard.theme";
 
 export function applyTheme(theme: Theme): void {

@@ -7,6 +7,7 @@ import type { DesktopPrefs, DesktopStatusView, Theme } from "../../../ipc/bindin
 import { FormErrors, NumberField, SelectField, Switch } from "../../../shared/fields";
 import { ErrorState, Loading } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
+import { THEME_OPTIONS } from "../../../theme";
 import { useDesktopPrefsQuery, useDesktopStatusQuery, useSaveDesktopPrefs } from "../api";
 
 const PREF_FIELDS = ["/port", "/launchAtLogin", "/startHidden", "/theme"] as const;
@@ -98,11 +99,7 @@ function DesktopPrefsForm({ prefs }: { prefs: DesktopPrefs }) {
           path="/theme"
           value={theme}
           onChange={setTheme}
-          options={[
-            { value: "system", label: "System" },
-            { value: "light", label: "Light" },
-            { value: "dark", label: "Dark" },
-          ]}
+          options={THEME_OPTIONS}
           error={errors.fieldError("/theme")}
         />
         <Switch
