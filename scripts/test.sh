@@ -50,13 +50,18 @@ echo "cargo target dir: ${CARGO_TARGET_DIR:-./target}"
 # test binary (150-190 MB) a new hash and leaves the old one behind, and the shared
 # cache once filled this machine's disk. Keep the newest binary of each name, and
 # no incremental state (it is keyed to the clone's path: a fresh clone never reuses it).
+# The workspace's own libraries get a new hash in every clone (their path is part of
+# it), so those a fresh clone finds are all from earlier clones: they go too. (awk
+# here is mawk, which has no `{16}` intervals: hence `+`.)
 prune_target_dir() {
   local deps="$1/debug/deps"
   [ -d "$deps" ] || return 0
   find "$deps" -maxdepth 1 -type f -perm -u+x -regextype posix-extended -regex '.*/[^/]+-[0-9a-f]{16}' \
-    -printf '%T@ %p\n' | sort -rn | awk '{ n = $2; sub(/-[0-9a-f]{16}$/, "", n); if (seen[n]++) print $2 }' \
+    -printf '%T@ %p\n' | sort -rn | awk '{ n = $2; sub(/-[0-9a-f]+$/, "", n); if (seen[n]++) print $2 }' \
     | xargs -r rm -f
-  rm -rf "$1/debug/incremental"
+  find "$deps" -maxdepth 1 -type f -regextype posix-extended \
+    -regex '.*/(lib)?switchyard_[a-z_]+-[0-9a-f]{16}\.(rlib|rmeta|d)' -delete
+  rm -rf "$1/debug/incremental" "$1/debug/bundle"
 }
 prune_target_dir "${CARGO_TARGET_DIR:-target}"
 tools="${HOME}/.cargo"
