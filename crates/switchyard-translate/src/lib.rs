@@ -1,0 +1,197 @@
+//! Format translation between the three wire formats agents speak: Anthropic
+//! Messages, OpenAI Chat Completions and OpenAI Responses. Pure: bytes and JSON in,
+//! bytes and JSON out, no I/O, no clock.
+//!
+//! Every format is read into the canonical model ([`ir`]) and written from it, so
+//! the six directions are three readers and three writers per shape:
+//! - requests: [`translate_request`] (client body → upstream body);
+//! - complete answers: [`translate_response`] (upstream JSON → client JSON);
+//! - streams: [`StreamTranslator`], frame by frame (never a whole stream buffered:
+//!   it keeps only what a closing event must repeat, such as a Responses item's text);
+//! - errors: [`translate_error`].
+//!
+//! A same-format hop never comes here: the gateway relays it byte for byte.
+//!
+//! What a target cannot express is dropped on purpose, never sent to fail upstream;
+//! [`DROPPED`] lists it (and the README repeats it).
+
+pub mod anthropic;
+pub mod chat;
+pub mod error;
+pub mod ir;
+pub mod responses;
+mod sse;
+mod stream;
+pub mod thinking;
+
+pub use error::translate_error;
+pub use stream::{StreamContext, StreamTranslator};
+
+use serde_json::Value;
+
+/// A wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Anthropic Messages (`/v1/messages`).
+    Messages,
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    Chat,
+    /// OpenAI Responses (`/v1/responses`).
+    Responses,
+}
+
+impl Format {
+    /// All three.
+    pub const ALL: [Format; 3] = [Format::Messages, Format::Chat, Format::Responses];
+
+    /// A short name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Messages => "messages",
+            Format::Chat => "chat",
+            Format::Responses => "responses",
+        }
+    }
+}
+
+/// What a request translation needs besides the body.
+#[derive(Debug, Clone, Default)]
+pub struct RequestOptions {
+    /// The upstream's model id.
+    pub model: String,
+    /// `prompt_cache_key` to set (Chat and Responses targets that support it).
+    pub prompt_cache_key: Option<String>,
+    /// `max_tokens` for an Anthropic target when the client named none (Anthropic
+    /// requires it).
+    pub default_max_tokens: u64,
+    /// Ask a Chat upstream for usage in the stream (`stream_options.include_usage`).
+    pub chat_stream_usage: bool,
+    /// The upstream is OpenAI itself (modern field names, reasoning effort).
+    pub openai_native: bool,
+}
+
+/// Why a body could not be translated (the client's mistake: a 400).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslateError(pub String);
+
+impl std::fmt::Display for TranslateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TranslateError {}
+
+/// Fields and content a target format cannot express, dropped on purpose.
+pub const DROPPED: &[(&str, &str)] = &[
+    ("Messages → Chat/Responses", "top_k, context_management, container, mcp_servers, service_tier, cache_control markers (the text is kept), citations, document blocks (their text is kept when plain text), server tools (web search, code execution) and their result blocks"),
+    ("Messages → Chat/Responses", "Claude Code's per-request billing header block at the start of the system prompt (it changes every request and defeats the target's prompt cache)"),
+    ("Chat → Messages/Responses", "n > 1, logprobs, logit_bias, seed, presence/frequency penalties, response_format, audio and modalities"),
+    ("Responses → Messages/Chat", "built-in tools (web search, file search, computer use, local shell, custom/freeform tools), previous_response_id, store, truncation, text.format"),
+    ("any → Messages", "temperature and top_p while thinking is on (Anthropic rejects them with thinking)"),
+    ("reasoning across providers", "thinking is replayed only to the provider family that produced it: Anthropic signatures to Anthropic, Responses encrypted reasoning to Responses; otherwise the prior turn's reasoning is dropped from the history"),
+];
+
+/// Translates a client request body of format `from` into format `to`.
+pub fn translate_request(
+    from: Format,
+    to: Format,
+    body: &Value,
+    opts: &RequestOptions,
+) -> Result<Value, TranslateError> {
+    let ir = match from {
+        Format::Messages => anthropic::request::parse(body)?,
+        Format::Chat => chat::request::parse(body)?,
+        Format::Responses => responses::request::parse(body)?,
+    };
+    Ok(match to {
+        Format::Messages => anthropic::request::emit(&ir, opts),
+        Format::Chat => chat::request::emit(&ir, opts),
+        Format::Responses => responses::request::emit(&ir, opts),
+    })
+}
+
+/// Translates a complete upstream answer of format `from` into the client's format
+/// `to`; `model` is what the client asked for (echoed back).
+pub fn translate_response(from: Format, to: Format, body: &[u8], model: &str) -> Result<Vec<u8>, TranslateError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| TranslateError(format!("the upstream answer is not JSON: {e}")))?;
+    let ir = match from {
+        Format::Messages => anthropic::response::parse(&value),
+        Format::Chat => chat::response::parse(&value),
+        Format::Responses => responses::response::parse(&value),
+    }?;
+    let out = match to {
+        Format::Messages => anthropic::response::emit(&ir, model),
+        Format::Chat => chat::response::emit(&ir, model),
+        Format::Responses => responses::response::emit(&ir, model),
+    };
+    Ok(out.to_string().into_bytes())
+}
+
+/// Helpers for reading JSON loosely (a missing or mistyped optional field is absent).
+pub(crate) mod json {
+    use serde_json::Value;
+
+    pub fn str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        v.get(key).and_then(Value::as_str)
+    }
+
+    pub fn u64(v: &Value, key: &str) -> u64 {
+        v.get(key).and_then(Value::as_u64).unwrap_or(0)
+    }
+
+    pub fn f64(v: &Value, key: &str) -> Option<f64> {
+        v.get(key).and_then(Value::as_f64)
+    }
+
+    pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+        v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// A tool-call argument value as JSON text (some upstreams send an object).
+    pub fn arguments_text(v: Option<&Value>) -> String {
+        match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        }
+    }
+
+    /// JSON text as an object for formats that carry arguments as objects (empty or
+    /// broken text becomes `{}`, a non-object value is wrapped).
+    pub fn arguments_object(text: &str) -> Value {
+        if text.trim().is_empty() {
+            return Value::Object(Default::default());
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(other) => serde_json::json!({ "value": other }),
+            Err(_) => serde_json::json!({ "_raw_arguments": text }),
+        }
+    }
+
+    /// Joins the text of string-or-parts content.
+    pub fn text_of(content: &Value) -> String {
+        match content {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A fresh-looking id with a prefix, derived from `seed` (deterministic: no clock,
+/// no randomness in a pure crate).
+pub(crate) fn derived_id(prefix: &str, seed: &str, n: usize) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.bytes().chain(n.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{prefix}{h:016x}")
+}

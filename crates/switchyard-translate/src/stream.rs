@@ -1,0 +1,96 @@
+//! Streams, frame by frame: the upstream's events are decoded into canonical
+//! [`Event`]s and encoded in the client's format as they arrive. A decoder keeps
+//! only which block is open and what a later event needs (a tool call's id, the
+//! stop reason until the usage arrives); an encoder keeps what its format repeats
+//! in closing events (a Responses item's full text, the final output list).
+
+use bytes::{Bytes, BytesMut};
+use sse_parse::SseParser;
+
+use crate::ir::Event;
+use crate::{Format, anthropic, chat, responses};
+
+/// Reads one upstream format's SSE events.
+pub(crate) trait Decoder: Send {
+    /// One SSE event (`name` is `"message"` when the frame named none).
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<Event>);
+    /// The upstream ended; whether the answer was complete (otherwise the stream
+    /// was cut short and the client must not see it as finished).
+    fn end(&mut self, out: &mut Vec<Event>) -> bool;
+}
+
+/// Writes canonical events as one client format's SSE frames.
+pub(crate) trait Encoder: Send {
+    /// One event.
+    fn encode(&mut self, event: &Event, out: &mut BytesMut);
+}
+
+/// What the client-side of a stream needs to know.
+#[derive(Debug, Clone, Default)]
+pub struct StreamContext {
+    /// The model the client asked for (echoed).
+    pub model: String,
+    /// Unix seconds, for `created` fields.
+    pub created: u64,
+    /// A Chat client asked for `stream_options.include_usage`.
+    pub chat_include_usage: bool,
+}
+
+/// Translates an upstream SSE stream into the client's format.
+pub struct StreamTranslator {
+    parser: SseParser,
+    decoder: Box<dyn Decoder>,
+    encoder: Box<dyn Encoder>,
+    events: Vec<Event>,
+    errored: bool,
+}
+
+impl StreamTranslator {
+    /// A translator from the upstream's format to the client's.
+    pub fn new(upstream: Format, client: Format, cx: StreamContext) -> StreamTranslator {
+        let decoder: Box<dyn Decoder> = match upstream {
+            Format::Messages => Box::new(anthropic::stream::Decode::default()),
+            Format::Chat => Box::new(chat::stream::Decode::default()),
+            Format::Responses => Box::new(responses::stream::Decode::default()),
+        };
+        let encoder: Box<dyn Encoder> = match client {
+            Format::Messages => Box::new(anthropic::stream::Encode::new(cx)),
+            Format::Chat => Box::new(chat::stream::Encode::new(cx)),
+            Format::Responses => Box::new(responses::stream::Encode::new(cx)),
+        };
+        StreamTranslator {
+            parser: SseParser::new().max_buffer(1024 * 1024),
+            decoder,
+            encoder,
+            events: Vec::new(),
+            errored: false,
+        }
+    }
+
+    /// Translates complete upstream frames (the relay releases only whole frames).
+    pub fn push(&mut self, frames: &[u8]) -> Bytes {
+        self.parser.feed(frames);
+        let mut out = BytesMut::new();
+        while let Some(ev) = self.parser.next_event() {
+            self.decoder.event(&ev.event, &ev.data, &mut self.events);
+            self.flush(&mut out);
+        }
+        out.freeze()
+    }
+
+    /// The upstream ended cleanly: the closing frames, or `None` when the answer
+    /// was cut short (the relay then ends the stream with an error event).
+    pub fn finish(&mut self) -> Option<Bytes> {
+        let complete = self.decoder.end(&mut self.events);
+        let mut out = BytesMut::new();
+        self.flush(&mut out);
+        (complete || self.errored).then(|| out.freeze())
+    }
+
+    fn flush(&mut self, out: &mut BytesMut) {
+        for ev in self.events.drain(..) {
+            self.errored |= matches!(ev, Event::Error { .. });
+            self.encoder.encode(&ev, out);
+        }
+    }
+}
