@@ -7,6 +7,7 @@
 //! the Anthropic, Chat Completions and Responses formats.
 
 mod fake_upstream;
+pub mod scenario;
 pub mod wire;
 
 pub use fake_upstream::{FakeUpstream, Hold, LiveFeed, LiveStream, RecordedRequest, Reply, StreamEnd};

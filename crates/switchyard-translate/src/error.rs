@@ -60,16 +60,21 @@ mod tests {
 
     #[test]
     fn envelopes_cross_with_status_meaning_kept() {
-        let anthropic = br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}"#;
-        let chat: Value = serde_json::from_slice(&translate_error(Format::Chat, 400, anthropic)).unwrap_or_default();
+        let anthropic =
+            br#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}"#;
+        let chat: Value =
+            serde_json::from_slice(&translate_error(Format::Chat, 400, anthropic)).unwrap_or_default();
         assert_eq!(chat["error"]["message"], "max_tokens: too big");
         assert_eq!(chat["error"]["type"], "invalid_request_error");
-        let openai = br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
-        let msgs: Value = serde_json::from_slice(&translate_error(Format::Messages, 429, openai)).unwrap_or_default();
+        let openai =
+            br#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+        let msgs: Value =
+            serde_json::from_slice(&translate_error(Format::Messages, 429, openai)).unwrap_or_default();
         assert_eq!(msgs["type"], "error");
         assert_eq!(msgs["error"]["type"], "rate_limit_error");
         assert_eq!(msgs["error"]["message"], "Rate limit reached");
-        let plain: Value = serde_json::from_slice(&translate_error(Format::Messages, 502, b"Bad Gateway")).unwrap_or_default();
+        let plain: Value = serde_json::from_slice(&translate_error(Format::Messages, 502, b"Bad Gateway"))
+            .unwrap_or_default();
         assert_eq!(plain["error"]["message"], "Bad Gateway");
         assert_eq!(plain["error"]["type"], "api_error");
     }

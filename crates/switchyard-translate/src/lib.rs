@@ -84,12 +84,27 @@ impl std::error::Error for TranslateError {}
 
 /// Fields and content a target format cannot express, dropped on purpose.
 pub const DROPPED: &[(&str, &str)] = &[
-    ("Messages → Chat/Responses", "top_k, context_management, container, mcp_servers, service_tier, cache_control markers (the text is kept), citations, document blocks (their text is kept when plain text), server tools (web search, code execution) and their result blocks"),
-    ("Messages → Chat/Responses", "Claude Code's per-request billing header block at the start of the system prompt (it changes every request and defeats the target's prompt cache)"),
-    ("Chat → Messages/Responses", "n > 1, logprobs, logit_bias, seed, presence/frequency penalties, response_format, audio and modalities"),
-    ("Responses → Messages/Chat", "built-in tools (web search, file search, computer use, local shell, custom/freeform tools), previous_response_id, store, truncation, text.format"),
+    (
+        "Messages → Chat/Responses",
+        "top_k, context_management, container, mcp_servers, service_tier, cache_control markers (the text is kept), citations, document blocks (their text is kept when plain text), server tools (web search, code execution) and their result blocks",
+    ),
+    (
+        "Messages → Chat/Responses",
+        "Claude Code's per-request billing header block at the start of the system prompt (it changes every request and defeats the target's prompt cache)",
+    ),
+    (
+        "Chat → Messages/Responses",
+        "n > 1, logprobs, logit_bias, seed, presence/frequency penalties, response_format, audio and modalities",
+    ),
+    (
+        "Responses → Messages/Chat",
+        "built-in tools (web search, file search, computer use, local shell, custom/freeform tools), previous_response_id, store, truncation, text.format",
+    ),
     ("any → Messages", "temperature and top_p while thinking is on (Anthropic rejects them with thinking)"),
-    ("reasoning across providers", "thinking is replayed only to the provider family that produced it: Anthropic signatures to Anthropic, Responses encrypted reasoning to Responses; otherwise the prior turn's reasoning is dropped from the history"),
+    (
+        "reasoning across providers",
+        "thinking is replayed only to the provider family that produced it: Anthropic signatures to Anthropic, Responses encrypted reasoning to Responses; otherwise the prior turn's reasoning is dropped from the history",
+    ),
 ];
 
 /// Translates a client request body of format `from` into format `to`.
@@ -111,9 +126,26 @@ pub fn translate_request(
     })
 }
 
+/// Whether a client body of format `from` can be read for translation.
+pub fn check_request(from: Format, body: &Value) -> Result<(), TranslateError> {
+    match from {
+        Format::Messages => anthropic::request::parse(body),
+        Format::Chat => chat::request::parse(body),
+        Format::Responses => responses::request::parse(body),
+    }
+    .map(drop)
+}
+
 /// Translates a complete upstream answer of format `from` into the client's format
-/// `to`; `model` is what the client asked for (echoed back).
-pub fn translate_response(from: Format, to: Format, body: &[u8], model: &str) -> Result<Vec<u8>, TranslateError> {
+/// `to`; `model` is what the client asked for (echoed back), `created` the time in
+/// Unix seconds.
+pub fn translate_response(
+    from: Format,
+    to: Format,
+    body: &[u8],
+    model: &str,
+    created: u64,
+) -> Result<Vec<u8>, TranslateError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| TranslateError(format!("the upstream answer is not JSON: {e}")))?;
     let ir = match from {
@@ -123,8 +155,8 @@ pub fn translate_response(from: Format, to: Format, body: &[u8], model: &str) ->
     }?;
     let out = match to {
         Format::Messages => anthropic::response::emit(&ir, model),
-        Format::Chat => chat::response::emit(&ir, model),
-        Format::Responses => responses::response::emit(&ir, model),
+        Format::Chat => chat::response::emit_at(&ir, model, created),
+        Format::Responses => responses::response::emit_at(&ir, model, created),
     };
     Ok(out.to_string().into_bytes())
 }
@@ -194,4 +226,36 @@ pub(crate) fn derived_id(prefix: &str, seed: &str, n: usize) -> String {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{prefix}{h:016x}")
+}
+
+/// An estimate of a Messages request's input tokens, for `count_tokens` when no
+/// Anthropic upstream can count them: the characters of every string in `system`,
+/// `messages` and `tools` (never an image's base64 data) divided by 4, rounded up,
+/// plus 1,600 tokens per image (Anthropic's figure for a ~1.15 megapixel image).
+pub fn estimate_input_tokens(body: &Value) -> u64 {
+    fn walk(v: &Value, chars: &mut u64, images: &mut u64) {
+        match v {
+            Value::String(s) => *chars += s.chars().count() as u64,
+            Value::Array(a) => a.iter().for_each(|x| walk(x, chars, images)),
+            Value::Object(o) => {
+                if o.get("type").and_then(Value::as_str) == Some("image") {
+                    *images += 1;
+                    return;
+                }
+                for (k, x) in o {
+                    if k != "type" && k != "cache_control" {
+                        walk(x, chars, images);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut chars, mut images) = (0, 0);
+    for key in ["system", "messages", "tools"] {
+        if let Some(v) = body.get(key) {
+            walk(v, &mut chars, &mut images);
+        }
+    }
+    chars.div_ceil(4) + images * 1_600
 }

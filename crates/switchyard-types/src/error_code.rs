@@ -30,9 +30,6 @@ pub enum ErrorCode {
     /// The requested model matches no provider, combo, alias or catalogue entry.
     #[serde(rename = "model_not_found")]
     ModelNotFound,
-    /// The model's targets exist but none speaks the client's wire format.
-    #[serde(rename = "format_mismatch")]
-    FormatMismatch,
     /// Targets were resolved but no connection could run them (all disabled, or
     /// excluded by the client key's allowed connections); no timer is involved.
     #[serde(rename = "no_executable_targets")]
@@ -144,7 +141,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for tables and snapshot tests.
-    pub const ALL: [ErrorCode; 39] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::InvalidJson,
         ErrorCode::InvalidRequest,
         ErrorCode::BodyTooLarge,
@@ -152,7 +149,6 @@ impl ErrorCode {
         ErrorCode::ManagementUnauthorized,
         ErrorCode::ForbiddenHost,
         ErrorCode::ModelNotFound,
-        ErrorCode::FormatMismatch,
         ErrorCode::NoExecutableTargets,
         ErrorCode::AllTargetsCoolingDown,
         ErrorCode::AllAttemptsFailed,
@@ -191,7 +187,6 @@ impl ErrorCode {
         match self {
             ErrorCode::InvalidJson
             | ErrorCode::InvalidRequest
-            | ErrorCode::FormatMismatch
             | ErrorCode::ValidationFailed
             | ErrorCode::InvalidHost
             | ErrorCode::LeaseContextRequired
@@ -233,7 +228,6 @@ impl ErrorCode {
             ErrorCode::ManagementUnauthorized => "management_unauthorized",
             ErrorCode::ForbiddenHost => "forbidden_host",
             ErrorCode::ModelNotFound => "model_not_found",
-            ErrorCode::FormatMismatch => "format_mismatch",
             ErrorCode::NoExecutableTargets => "no_executable_targets",
             ErrorCode::AllTargetsCoolingDown => "all_targets_cooling_down",
             ErrorCode::AllAttemptsFailed => "all_attempts_failed",
@@ -321,7 +315,6 @@ mod tests {
                 "401 management_unauthorized",
                 "403 forbidden_host",
                 "404 model_not_found",
-                "400 format_mismatch",
                 "404 no_executable_targets",
                 "503 all_targets_cooling_down",
                 "502 all_attempts_failed",

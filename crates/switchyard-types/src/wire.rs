@@ -2,14 +2,23 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The API family an upstream connection speaks.
+/// What an upstream connection speaks natively. A client request in another format
+/// is translated on its way there (and the answer on its way back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
-#[serde(rename_all = "snake_case")]
 pub enum ApiFormat {
     /// Anthropic Messages (`/v1/messages`).
+    #[serde(rename = "anthropic")]
     Anthropic,
-    /// OpenAI Chat Completions and Responses (`/chat/completions`, `/responses`).
+    /// OpenAI itself: Chat Completions and Responses (`/chat/completions`,
+    /// `/responses`).
+    #[serde(rename = "openai")]
     Openai,
+    /// Chat Completions only (GLM, DeepSeek, OpenRouter, Ollama, LM Studio, …).
+    #[serde(rename = "openai-chat", alias = "openai_chat")]
+    OpenaiChat,
+    /// Responses only.
+    #[serde(rename = "openai-responses", alias = "openai_responses")]
+    OpenaiResponses,
 }
 
 impl ApiFormat {
@@ -18,6 +27,49 @@ impl ApiFormat {
         match self {
             ApiFormat::Anthropic => "anthropic",
             ApiFormat::Openai => "openai",
+            ApiFormat::OpenaiChat => "openai-chat",
+            ApiFormat::OpenaiResponses => "openai-responses",
+        }
+    }
+
+    /// Reads a wire name.
+    pub fn parse(s: &str) -> Option<ApiFormat> {
+        match s {
+            "anthropic" => Some(ApiFormat::Anthropic),
+            "openai" => Some(ApiFormat::Openai),
+            "openai-chat" | "openai_chat" => Some(ApiFormat::OpenaiChat),
+            "openai-responses" | "openai_responses" => Some(ApiFormat::OpenaiResponses),
+            _ => None,
+        }
+    }
+
+    /// Whether the upstream is OpenAI-shaped (bearer auth, `/v1` bases, `/models`).
+    pub fn is_openai_family(self) -> bool {
+        !matches!(self, ApiFormat::Anthropic)
+    }
+
+    /// Whether a client of `client`'s format is served without translation.
+    pub fn serves_natively(self, client: ClientFormat) -> bool {
+        matches!(
+            (self, client),
+            (ApiFormat::Anthropic, ClientFormat::AnthropicMessages)
+                | (ApiFormat::Openai, ClientFormat::OpenaiChat | ClientFormat::OpenaiResponses)
+                | (ApiFormat::OpenaiChat, ClientFormat::OpenaiChat)
+                | (ApiFormat::OpenaiResponses, ClientFormat::OpenaiResponses)
+        )
+    }
+
+    /// The format a request of `client`'s format is sent in: its own when this
+    /// upstream speaks it, else this upstream's (Chat Completions for an OpenAI
+    /// upstream asked by a Messages client: every OpenAI-compatible server speaks it).
+    pub fn wire_for(self, client: ClientFormat) -> ClientFormat {
+        if self.serves_natively(client) {
+            return client;
+        }
+        match self {
+            ApiFormat::Anthropic => ClientFormat::AnthropicMessages,
+            ApiFormat::Openai | ApiFormat::OpenaiChat => ClientFormat::OpenaiChat,
+            ApiFormat::OpenaiResponses => ClientFormat::OpenaiResponses,
         }
     }
 
@@ -68,14 +120,6 @@ pub enum ClientFormat {
 }
 
 impl ClientFormat {
-    /// The upstream format that can serve this endpoint without translation.
-    pub fn upstream_format(self) -> ApiFormat {
-        match self {
-            ClientFormat::AnthropicMessages => ApiFormat::Anthropic,
-            ClientFormat::OpenaiChat | ClientFormat::OpenaiResponses => ApiFormat::Openai,
-        }
-    }
-
     /// A human name for error messages.
     pub fn describe(self) -> &'static str {
         match self {

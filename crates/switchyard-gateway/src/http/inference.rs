@@ -8,15 +8,15 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
-use http::{HeaderMap, StatusCode, Uri, header};
-use switchyard_types::{ClientFormat, ErrorCode};
+use http::{HeaderMap, HeaderName, StatusCode, Uri, header};
+use switchyard_types::{ApiFormat, ClientFormat, ErrorCode};
 
 use super::body::read_whole;
 use super::guard::authenticate;
 use crate::affinity::session_of;
 use crate::errors::{ErrorFormat, GatewayError, Rendered};
 use crate::leases::owner::claim_from;
-use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward, lease, refused_row};
+use crate::proxy::{ClientBody, ForwardRequest, GatewayWaits, forward, lease, refused_row, translation};
 use crate::routing::UpstreamEndpoint;
 use crate::state::AppState;
 
@@ -141,7 +141,22 @@ async fn prepare_and_forward(
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     body.model().clone_into(&mut seen.model);
-    let plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
+    let mut plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
+    if ep.upstream == UpstreamEndpoint::CountTokens {
+        // Only Anthropic counts tokens; without an Anthropic connection the gateway
+        // answers with its documented estimate.
+        plan.candidates.retain(|c| c.connection.api_format == ApiFormat::Anthropic);
+        if plan.candidates.is_empty() {
+            return Ok(count_tokens_estimate(&body));
+        }
+    } else if plan.candidates.iter().any(|c| !c.connection.api_format.serves_natively(ep.format)) {
+        translation::check(ep.format, body.tree()).map_err(|e| {
+            Rendered(
+                GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}")),
+                format,
+            )
+        })?;
+    }
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;
     let session = if affinity_on {
@@ -164,6 +179,20 @@ async fn prepare_and_forward(
         lease,
     };
     Ok(forward(state.clone(), request).await)
+}
+
+/// `count_tokens` answered by the gateway ([`switchyard_translate::estimate_input_tokens`]).
+fn count_tokens_estimate(body: &ClientBody) -> Response {
+    let tokens = switchyard_translate::estimate_input_tokens(body.tree());
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (HeaderName::from_static("x-switchyard-token-estimate"), "chars/4"),
+        ],
+        format!("{{\"input_tokens\":{tokens}}}"),
+    )
+        .into_response()
 }
 
 /// Inference bodies are JSON: `application/json` (parameters allowed) or

@@ -209,19 +209,15 @@ fn no_active() -> GatewayError {
     stale("this owner and key hold no active lease at that generation (released, expired, or a newer one)")
 }
 
-/// The plan for `model` as `key` may route it, in whichever format its connections
-/// speak (a lease holds a connection, not a wire format).
+/// The plan for `model` as `key` may route it. A lease holds a connection, not a
+/// wire format: every format's connections are in the plan (requests to the leased
+/// one are translated as needed).
 fn plan_any_format(
     table: &RoutingTable,
     model: &str,
     key: &ClientKey,
 ) -> Result<CandidatePlan, GatewayError> {
-    match table.plan(model, ClientFormat::AnthropicMessages, Some(key)) {
-        Err(e) if e.code == ErrorCode::FormatMismatch => {
-            table.plan(model, ClientFormat::OpenaiChat, Some(key))
-        }
-        other => other,
-    }
+    table.plan(model, ClientFormat::AnthropicMessages, Some(key))
 }
 
 /// The connections that may serve `model` for `key` now (not ruled out by the

@@ -307,9 +307,10 @@ impl ManagementService {
         let record = self.store.get_connection(id).await?.ok_or_else(|| missing(id))?;
         // A test call is the user's own check, outside the connection's gates.
         let conn = Connection::from_record(&record, &switchyard_resilience::flow::FlowControl::default());
-        let url = match conn.api_format {
-            ApiFormat::Anthropic => format!("{}/v1/models", conn.base_url),
-            ApiFormat::Openai => format!("{}/models", conn.base_url),
+        let url = if conn.api_format.is_openai_family() {
+            format!("{}/models", conn.base_url)
+        } else {
+            format!("{}/v1/models", conn.base_url)
         };
         let headers = crate::proxy::upstream_headers(&http::HeaderMap::new(), &conn);
         let started = tokio::time::Instant::now();

@@ -59,7 +59,7 @@ pub fn check_provider(issues: &mut Issues, provider: &str) {
 pub fn resolve_format(issues: &mut Issues, provider: &str, stated: Option<ApiFormat>) -> ApiFormat {
     let implied = ApiFormat::implied_by_provider(provider);
     match (stated, implied) {
-        (Some(s), Some(i)) if s != i => {
+        (Some(s), Some(i)) if s.is_openai_family() != i.is_openai_family() => {
             issues.add(
                 "/apiFormat",
                 format!("provider '{provider}' speaks the {} format, not {}", i.as_str(), s.as_str()),
@@ -71,7 +71,7 @@ pub fn resolve_format(issues: &mut Issues, provider: &str, stated: Option<ApiFor
         (None, None) => {
             issues.add(
                 "/apiFormat",
-                format!("provider '{provider}' has no implied format: state \"anthropic\" or \"openai\""),
+                format!("provider '{provider}' has no implied format: state \"anthropic\", \"openai\", \"openai-chat\" or \"openai-responses\""),
             );
             ApiFormat::Openai
         }

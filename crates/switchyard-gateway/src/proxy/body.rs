@@ -4,6 +4,7 @@
 //! through untouched.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use bytes::{Bytes, BytesMut};
 use switchyard_types::ErrorCode;
@@ -18,6 +19,8 @@ pub struct ClientBody {
     model: String,
     model_span: Range<usize>,
     streaming: bool,
+    /// The document tree, built only when a translated attempt needs it.
+    tree: OnceLock<serde_json::Value>,
 }
 
 impl ClientBody {
@@ -47,7 +50,7 @@ impl ClientBody {
         let start = (raw_model.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
         let model_span = start..start + raw_model.get().len();
         let streaming = fields.stream.unwrap_or(false);
-        Ok(ClientBody { bytes, model, model_span, streaming })
+        Ok(ClientBody { bytes, model, model_span, streaming, tree: OnceLock::new() })
     }
 
     /// Whether the client asked for a streamed answer (`"stream": true`).
@@ -58,6 +61,12 @@ impl ClientBody {
     /// The body as the client sent it.
     pub fn raw(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The body as a document tree (parsed once, on first use: same-format
+    /// requests never build it).
+    pub fn tree(&self) -> &serde_json::Value {
+        self.tree.get_or_init(|| serde_json::from_slice(&self.bytes).unwrap_or_default())
     }
 
     /// The model name the client sent.

@@ -47,7 +47,7 @@ pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMa
                 );
             }
         }
-        ApiFormat::Openai => {
+        ApiFormat::Openai | ApiFormat::OpenaiChat | ApiFormat::OpenaiResponses => {
             for name in PASS_THROUGH_OPENAI {
                 if let Some(v) = client.get(name) {
                     out.insert(HeaderName::from_static(name), v.clone());

@@ -31,6 +31,7 @@ mod session;
 mod sse;
 mod strict_json;
 mod trace;
+pub mod translation;
 mod upstream_error;
 
 pub use body::ClientBody;

@@ -37,6 +37,8 @@ use switchyard_resilience::stream_watch::throughput::TooSlow;
 use switchyard_resilience::{AttemptOutcome, TransportFailure};
 use switchyard_types::ClientFormat;
 
+use switchyard_translate::StreamTranslator;
+
 use super::guard::AttemptGuard;
 use super::sse::{ProgressWatch, SseFraming};
 use crate::clock::{GatewayClock, Wait};
@@ -72,6 +74,8 @@ pub struct Relay {
     deadline: Wait,
     /// The throughput watchdog's verdict, found while framing a chunk.
     too_slow: Option<TooSlow>,
+    /// Rewrites an SSE answer into the client's format, frame by frame.
+    translator: Option<StreamTranslator>,
     finished: bool,
 }
 
@@ -97,6 +101,8 @@ pub struct RelayParts {
     pub stall_budget: Duration,
     /// The hard deadline of the attempt.
     pub deadline: Instant,
+    /// For a translated SSE answer: its translator (`first` is upstream frames).
+    pub translator: Option<StreamTranslator>,
 }
 
 impl Relay {
@@ -109,10 +115,15 @@ impl Relay {
             last_progress: now,
             timer: parts.clock.sleep_until(now + parts.stall_budget),
         });
+        let mut translator = parts.translator;
+        let first = match (parts.first, translator.as_mut()) {
+            (Some(first), Some(t)) => Some(t.push(&first)),
+            (first, _) => first,
+        };
         let mut relay = Relay {
             expected: if parts.sse.is_some() { None } else { parts.expected },
             upstream,
-            first: parts.first,
+            first,
             sse: parts.sse,
             format: parts.format,
             log: parts.log,
@@ -124,6 +135,7 @@ impl Relay {
             clock: parts.clock,
             stall,
             too_slow: None,
+            translator,
             finished: false,
         };
         relay.check_complete();
@@ -143,7 +155,10 @@ impl Relay {
         if self.too_slow.is_none() {
             self.too_slow = watch.too_slow(now);
         }
-        Ok(out)
+        Ok(match self.translator.as_mut() {
+            Some(t) if !out.is_empty() => t.push(&out),
+            _ => out,
+        })
     }
 
     /// A plain body whose declared length has been relayed is complete.
@@ -188,15 +203,8 @@ impl Relay {
             "the upstream produced {} bytes of text in the last {} ms, under the throughput minimum of {}; retry the request",
             slow.bytes, slow.window_ms, slow.required_bytes
         );
-        match self.fail("stream_too_slow", &message, AttemptOutcome::StreamStall) {
-            Some(Ok(error)) if !frames.is_empty() => {
-                let mut out = bytes::BytesMut::with_capacity(frames.len() + error.len());
-                out.extend_from_slice(&frames);
-                out.extend_from_slice(&error);
-                Some(Ok(out.freeze()))
-            }
-            other => other,
-        }
+        let error = self.fail("stream_too_slow", &message, AttemptOutcome::StreamStall);
+        join_before(frames, error)
     }
 
     /// Whether the stall budget has run out; re-arms the timer when progress came
@@ -213,6 +221,17 @@ impl Relay {
             }
             stall.timer = self.clock.sleep_until(due);
         }
+    }
+}
+
+/// `frames` (already translated) followed by the error ending the stream.
+fn join_before(
+    frames: Bytes,
+    error: Option<Result<Bytes, std::io::Error>>,
+) -> Option<Result<Bytes, std::io::Error>> {
+    match error {
+        Some(Ok(e)) if !frames.is_empty() => Some(Ok([frames.as_ref(), e.as_ref()].concat().into())),
+        other => other,
     }
 }
 
@@ -282,10 +301,32 @@ impl Stream for Relay {
                     ));
                 }
                 Poll::Ready(None) => {
+                    let tail = this.sse.as_mut().map(|(f, _)| f.take_tail()).unwrap_or_default();
+                    let tail = match this.translator.as_mut() {
+                        None => tail,
+                        Some(t) => {
+                            // The last event may lack its blank line; it still counts.
+                            let mut last = t.push(&[tail.as_ref(), b"\n\n"].concat());
+                            match t.finish() {
+                                Some(closing) => {
+                                    last = [last.as_ref(), closing.as_ref()].concat().into();
+                                    last
+                                }
+                                None => {
+                                    tracing::warn!(event = "stream.truncated", status = this.status);
+                                    let error = this.fail(
+                                        "stream_truncated",
+                                        "the upstream stream ended before the answer was complete; retry the request",
+                                        AttemptOutcome::Transport(TransportFailure::BrokenMidStream),
+                                    );
+                                    return Poll::Ready(join_before(last, error));
+                                }
+                            }
+                        }
+                    };
                     this.finished = true;
                     this.log.finish(Some(this.status), this.bytes, None);
                     this.settle_success();
-                    let tail = this.sse.as_mut().map(|(f, _)| f.take_tail()).unwrap_or_default();
                     return Poll::Ready((!tail.is_empty()).then_some(Ok(tail)));
                 }
             }

@@ -189,7 +189,7 @@ impl Connection {
             (AuthKind::ApiKey, ApiFormat::Anthropic) => {
                 record.api_key.clone().and_then(sensitive).map_or(UpstreamAuth::None, UpstreamAuth::XApiKey)
             }
-            (AuthKind::ApiKey, ApiFormat::Openai) => record
+            (AuthKind::ApiKey, _) => record
                 .api_key
                 .as_ref()
                 .and_then(|k| sensitive(format!("Bearer {k}")))

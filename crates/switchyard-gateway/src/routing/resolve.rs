@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use switchyard_types::api::ComboStrategy;
-use switchyard_types::{ApiFormat, ClientFormat, ErrorCode};
+use switchyard_types::{ClientFormat, ErrorCode};
 
 use super::connection::Connection;
 use super::table::{ClientKey, RoutingTable};
@@ -211,22 +211,15 @@ impl RoutingTable {
         };
         let strategy =
             combo.as_ref().and_then(|c| self.combos.get(c)).map_or(ComboStrategy::Priority, |c| c.strategy);
-        let wanted = format.upstream_format();
         let mut candidates: Vec<Candidate> = Vec::new();
-        let mut other_formats: Vec<ApiFormat> = Vec::new();
         for target in &targets {
             let conns = self.by_provider.get(&target.provider).map(Vec::as_slice).unwrap_or(&[]);
+            let first = candidates.len();
             for conn in conns {
                 if !conn.enabled
                     || target.connection.as_ref().is_some_and(|pin| pin != &conn.id)
                     || key.is_some_and(|k| !k.allows(&conn.id))
                 {
-                    continue;
-                }
-                if conn.api_format != wanted {
-                    if !other_formats.contains(&conn.api_format) {
-                        other_formats.push(conn.api_format);
-                    }
                     continue;
                 }
                 let duplicate =
@@ -239,26 +232,13 @@ impl RoutingTable {
                     });
                 }
             }
+            // Format is a cost, not a filter: within a priority level, connections
+            // that speak the client's format go before those needing translation.
+            candidates[first..]
+                .sort_by_key(|c| (c.connection.priority, !c.connection.api_format.serves_natively(format)));
         }
         if !candidates.is_empty() {
             return Ok(CandidatePlan { kind, combo, strategy, candidates });
-        }
-        if let Some(other) = other_formats.first() {
-            return Err(GatewayError::new(
-                ErrorCode::FormatMismatch,
-                format!(
-                    "model '{model}' is served only by connections speaking the {} format, \
-                     but this request uses {}; send it to the matching endpoint \
-                     ({}) or route it to a connection of the {} format",
-                    other.as_str(),
-                    format.describe(),
-                    match other {
-                        ApiFormat::Anthropic => "/v1/messages",
-                        ApiFormat::Openai => "/v1/chat/completions or /v1/responses",
-                    },
-                    wanted.as_str(),
-                ),
-            ));
         }
         Err(GatewayError::new(
             ErrorCode::NoExecutableTargets,
@@ -301,6 +281,7 @@ mod tests {
 
     use super::*;
     use crate::store::{AliasRecord, ComboRecord, ConnectionRecord};
+    use switchyard_types::ApiFormat;
 
     fn conn(id: &str, provider: &str, format: ApiFormat, priority: i32, models: &[&str]) -> ConnectionRecord {
         ConnectionRecord {
@@ -402,11 +383,32 @@ mod tests {
     }
 
     #[test]
-    fn wrong_format_names_both_formats() {
-        let err = table().plan("glm/glm-4.6", ClientFormat::AnthropicMessages, None).err();
-        let err = err.unwrap_or_else(|| panic!("expected an error"));
-        assert_eq!(err.code, ErrorCode::FormatMismatch);
-        assert!(err.message.contains("openai format") && err.message.contains("Anthropic Messages"));
+    fn format_is_a_cost_not_a_filter() {
+        // Another format's connection serves (translated)...
+        let plan = table().plan("glm/glm-4.6", ClientFormat::AnthropicMessages, None);
+        let plan = plan.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(plan.candidates.iter().map(|c| c.connection.id.as_str()).collect::<Vec<_>>(), ["g1"]);
+        // ...but within a priority level the client's own format goes first, and
+        // priority still outranks format.
+        let t = RoutingTable::build(
+            &[
+                conn("x-chat", "mix", ApiFormat::OpenaiChat, 1, &[]),
+                conn("x-msgs", "mix", ApiFormat::Anthropic, 1, &[]),
+                conn("x-early", "mix", ApiFormat::OpenaiResponses, 0, &[]),
+            ],
+            &[],
+            &[],
+            &[],
+            Default::default(),
+            &Default::default(),
+        );
+        let order = |f| {
+            t.plan("mix/m", f, None)
+                .map(|p| p.candidates.iter().map(|c| c.connection.id.clone()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(order(ClientFormat::AnthropicMessages), ["x-early", "x-msgs", "x-chat"]);
+        assert_eq!(order(ClientFormat::OpenaiChat), ["x-early", "x-chat", "x-msgs"]);
     }
 
     #[test]

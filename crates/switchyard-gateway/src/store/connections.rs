@@ -70,10 +70,7 @@ impl std::fmt::Debug for ConnectionRecord {
 }
 
 fn format_from_str(s: &str) -> ApiFormat {
-    match s {
-        "anthropic" => ApiFormat::Anthropic,
-        _ => ApiFormat::Openai,
-    }
+    ApiFormat::parse(s).unwrap_or(ApiFormat::Openai)
 }
 
 fn auth_from_str(s: &str) -> AuthKind {

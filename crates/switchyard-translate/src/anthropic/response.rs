@@ -22,7 +22,9 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
             }),
             "thinking" => Some(Part::Thinking {
                 text: json::str(b, "thinking").unwrap_or_default().to_owned(),
-                origin: Reasoning::Anthropic { signature: json::str(b, "signature").unwrap_or_default().to_owned() },
+                origin: Reasoning::Anthropic {
+                    signature: json::str(b, "signature").unwrap_or_default().to_owned(),
+                },
             }),
             "redacted_thinking" => Some(Part::Thinking {
                 text: String::new(),
@@ -42,7 +44,9 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
 /// A thinking part as a Messages block (foreign reasoning carries its marker).
 pub(crate) fn thinking_block(text: &str, origin: &Reasoning) -> Value {
     match origin {
-        Reasoning::Anthropic { signature } => json!({"type": "thinking", "thinking": text, "signature": signature}),
+        Reasoning::Anthropic { signature } => {
+            json!({"type": "thinking", "thinking": text, "signature": signature})
+        }
         Reasoning::AnthropicRedacted { data } => json!({"type": "redacted_thinking", "data": data}),
         other => json!({"type": "thinking", "thinking": text, "signature": thinking::encode(other, text)}),
     }

@@ -70,7 +70,9 @@ impl Decoder for Decode {
                             name: json::str(b, "name").unwrap_or_default().to_owned(),
                         }));
                         // An input given whole at the start (no deltas follow).
-                        if let Some(input) = b.get("input").filter(|i| i.as_object().is_some_and(|o| !o.is_empty())) {
+                        if let Some(input) =
+                            b.get("input").filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                        {
                             out.push(Event::Delta(Delta::Arguments(input.to_string())));
                         }
                         Some(None)
@@ -89,7 +91,9 @@ impl Decoder for Decode {
                 match json::str(d, "type") {
                     Some("text_delta") => out.push(Event::Delta(Delta::Text(text("text")))),
                     Some("thinking_delta") => out.push(Event::Delta(Delta::Thinking(text("thinking")))),
-                    Some("input_json_delta") => out.push(Event::Delta(Delta::Arguments(text("partial_json")))),
+                    Some("input_json_delta") => {
+                        out.push(Event::Delta(Delta::Arguments(text("partial_json"))))
+                    }
                     Some("signature_delta") => *signature = Some(text("signature")),
                     _ => {}
                 }
@@ -185,7 +189,11 @@ impl Encode {
     }
 
     fn delta(&self, delta: Value, out: &mut BytesMut) {
-        sse::named(out, "content_block_delta", &json!({"type": "content_block_delta", "index": self.index, "delta": delta}));
+        sse::named(
+            out,
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": self.index, "delta": delta}),
+        );
     }
 
     fn stop_block(&mut self, final_origin: Option<&Reasoning>, out: &mut BytesMut) {
@@ -247,7 +255,9 @@ impl Encoder for Encode {
                         text.push_str(t);
                         json!({"type": "thinking_delta", "thinking": t})
                     }
-                    (Delta::Arguments(a), Some(EncBlock::Tool)) => json!({"type": "input_json_delta", "partial_json": a}),
+                    (Delta::Arguments(a), Some(EncBlock::Tool)) => {
+                        json!({"type": "input_json_delta", "partial_json": a})
+                    }
                     _ => return,
                 };
                 self.delta(delta, out);
@@ -266,7 +276,11 @@ impl Encoder for Encode {
                 self.done = true;
             }
             Event::Error { kind, message } => {
-                sse::named(out, "error", &json!({"type": "error", "error": {"type": anthropic_error_type(kind), "message": message}}));
+                sse::named(
+                    out,
+                    "error",
+                    &json!({"type": "error", "error": {"type": anthropic_error_type(kind), "message": message}}),
+                );
                 self.done = true;
             }
         }
@@ -276,8 +290,14 @@ impl Encoder for Encode {
 /// Another format's error kind as an Anthropic error type.
 pub(crate) fn anthropic_error_type(kind: &str) -> &str {
     match kind {
-        "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error"
-        | "rate_limit_error" | "api_error" | "overloaded_error" | "request_too_large" => kind,
+        "invalid_request_error"
+        | "authentication_error"
+        | "permission_error"
+        | "not_found_error"
+        | "rate_limit_error"
+        | "api_error"
+        | "overloaded_error"
+        | "request_too_large" => kind,
         "rate_limit_exceeded" | "insufficient_quota" => "rate_limit_error",
         _ => "api_error",
     }

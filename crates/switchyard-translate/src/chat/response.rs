@@ -13,7 +13,9 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
     };
     let msg = choice.get("message").unwrap_or(&Value::Null);
     let mut content = Vec::new();
-    if let Some(r) = json::str(msg, "reasoning_content").or_else(|| json::str(msg, "reasoning")).filter(|r| !r.is_empty()) {
+    if let Some(r) =
+        json::str(msg, "reasoning_content").or_else(|| json::str(msg, "reasoning")).filter(|r| !r.is_empty())
+    {
         content.push(Part::Thinking { text: r.to_owned(), origin: Reasoning::Plain });
     }
     let text = json::text_of(msg.get("content").unwrap_or(&Value::Null));
@@ -36,7 +38,12 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
     if refusal.is_some() {
         stop = StopReason::Refusal;
     }
-    Ok(Response { id: json::str(v, "id").unwrap_or("chatcmpl").to_owned(), content, stop, usage: usage_from(v.get("usage")) })
+    Ok(Response {
+        id: json::str(v, "id").unwrap_or("chatcmpl").to_owned(),
+        content,
+        stop,
+        usage: usage_from(v.get("usage")),
+    })
 }
 
 /// Completion ids as Chat clients expect them.

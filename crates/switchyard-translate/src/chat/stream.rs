@@ -65,10 +65,11 @@ impl Decode {
         let f = call.get("function").unwrap_or(&Value::Null);
         let name = json::str(f, "name").filter(|s| !s.is_empty());
         let args = json::arguments_text(f.get("arguments"));
-        let continues = match &self.open {
-            Some(Open::Tool(i, open_id)) => *i == index && id.is_none_or(|id| id == open_id),
-            _ => false,
-        } || self.pending.as_ref().is_some_and(|p| p.index == index && id.is_none_or(|id| id == p.id));
+        let continues =
+            match &self.open {
+                Some(Open::Tool(i, open_id)) => *i == index && id.is_none_or(|id| id == open_id),
+                _ => false,
+            } || self.pending.as_ref().is_some_and(|p| p.index == index && id.is_none_or(|id| id == p.id));
         if !continues {
             self.close(out);
             self.pending = Some(PendingTool {
@@ -81,7 +82,11 @@ impl Decode {
         if let Some(p) = self.pending.as_mut() {
             p.args.push_str(&args);
             let Some(name) = name else { return };
-            let p = self.pending.take().unwrap_or_else(|| PendingTool { index, id: String::new(), args: String::new() });
+            let p = self.pending.take().unwrap_or_else(|| PendingTool {
+                index,
+                id: String::new(),
+                args: String::new(),
+            });
             out.push(Event::BlockStart(BlockKind::ToolCall { id: p.id.clone(), name: name.to_owned() }));
             if !p.args.is_empty() {
                 out.push(Event::Delta(Delta::Arguments(p.args)));
@@ -98,7 +103,11 @@ impl Decode {
         }
         self.finished = true;
         self.close(out);
-        let stop = self.stop.clone().unwrap_or(if self.tools > 0 { StopReason::ToolUse } else { StopReason::EndTurn });
+        let stop = self.stop.clone().unwrap_or(if self.tools > 0 {
+            StopReason::ToolUse
+        } else {
+            StopReason::EndTurn
+        });
         out.push(Event::Finish { stop, usage: self.usage });
     }
 }
@@ -116,14 +125,20 @@ impl Decoder for Decode {
         let Ok(v) = serde_json::from_str::<Value>(data) else { return };
         if let Some(e) = v.get("error") {
             out.push(Event::Error {
-                kind: json::str(e, "type").or_else(|| json::str(e, "code")).unwrap_or("server_error").to_owned(),
+                kind: json::str(e, "type")
+                    .or_else(|| json::str(e, "code"))
+                    .unwrap_or("server_error")
+                    .to_owned(),
                 message: json::str(e, "message").unwrap_or("the upstream reported an error").to_owned(),
             });
             return;
         }
         if !self.started {
             self.started = true;
-            out.push(Event::Start { id: json::str(&v, "id").unwrap_or("chatcmpl").to_owned(), usage: Usage::default() });
+            out.push(Event::Start {
+                id: json::str(&v, "id").unwrap_or("chatcmpl").to_owned(),
+                usage: Usage::default(),
+            });
         }
         if let Some(choice) = json::arr(&v, "choices").first() {
             let d = choice.get("delta").unwrap_or(&Value::Null);
@@ -216,7 +231,11 @@ impl Encoder for Encode {
             Event::Delta(Delta::Thinking(t)) => self.chunk(json!({"reasoning_content": t}), Value::Null, out),
             Event::Delta(Delta::Arguments(a)) => {
                 if let Some(index) = self.open_tool {
-                    self.chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": a}}]}), Value::Null, out);
+                    self.chunk(
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": a}}]}),
+                        Value::Null,
+                        out,
+                    );
                 }
             }
             Event::Finish { stop, usage } => {

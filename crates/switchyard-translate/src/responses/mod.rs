@@ -52,7 +52,9 @@ pub(crate) fn stop_from(response: &Value, called_tools: bool) -> StopReason {
 pub(crate) fn status_to(stop: &StopReason) -> (&'static str, Value) {
     match stop {
         StopReason::MaxTokens => ("incomplete", json!({"reason": "max_output_tokens"})),
-        StopReason::ContentFilter | StopReason::Refusal => ("incomplete", json!({"reason": "content_filter"})),
+        StopReason::ContentFilter | StopReason::Refusal => {
+            ("incomplete", json!({"reason": "content_filter"}))
+        }
         _ => ("completed", Value::Null),
     }
 }

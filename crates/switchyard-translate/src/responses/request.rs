@@ -159,7 +159,9 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
                     Role::User => json!({"type": "input_text", "text": t}),
                     Role::Assistant => json!({"type": "output_text", "text": t, "annotations": []}),
                 }),
-                Part::Image(img) => content.push(json!({"type": "input_image", "image_url": img.to_url(), "detail": "auto"})),
+                Part::Image(img) => {
+                    content.push(json!({"type": "input_image", "image_url": img.to_url(), "detail": "auto"}))
+                }
                 Part::ToolCall { id, name, arguments } => {
                     flush(&mut content, &mut input);
                     input.push(json!({"type": "function_call", "call_id": id, "name": name,
@@ -167,13 +169,19 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
                 }
                 Part::ToolResult { call_id, content: result, .. } => {
                     flush(&mut content, &mut input);
-                    let text: String =
-                        result.iter().filter_map(|c| if let Part::Text(t) = c { Some(t.as_str()) } else { None }).collect();
+                    let text: String = result
+                        .iter()
+                        .filter_map(|c| if let Part::Text(t) = c { Some(t.as_str()) } else { None })
+                        .collect();
                     input.push(json!({"type": "function_call_output", "call_id": call_id, "output": text}));
                 }
                 Part::Thinking { text, origin: Reasoning::Responses { id, encrypted } } => {
                     flush(&mut content, &mut input);
-                    let summary = if text.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": text}]) };
+                    let summary = if text.is_empty() {
+                        json!([])
+                    } else {
+                        json!([{"type": "summary_text", "text": text}])
+                    };
                     let mut item = json!({"type": "reasoning", "summary": summary});
                     if let Some(id) = id {
                         item["id"] = json!(id);
@@ -195,7 +203,8 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
             .tools
             .iter()
             .map(|t| {
-                let mut v = json!({"type": "function", "name": t.name, "parameters": t.schema, "strict": false});
+                let mut v =
+                    json!({"type": "function", "name": t.name, "parameters": t.schema, "strict": false});
                 if let Some(d) = &t.description {
                     v["description"] = json!(d);
                 }

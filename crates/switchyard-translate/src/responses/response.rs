@@ -18,7 +18,9 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
             Some("message") => {
                 for c in json::arr(item, "content") {
                     match json::str(c, "type") {
-                        Some("output_text") => content.push(Part::Text(json::str(c, "text").unwrap_or_default().to_owned())),
+                        Some("output_text") => {
+                            content.push(Part::Text(json::str(c, "text").unwrap_or_default().to_owned()))
+                        }
                         Some("refusal") => {
                             refused = true;
                             content.push(Part::Text(json::str(c, "refusal").unwrap_or_default().to_owned()));
@@ -34,7 +36,8 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
             }),
             Some("reasoning") => {
                 let (origin, carried) = reasoning_origin(item);
-                content.push(Part::Thinking { text: carried.unwrap_or_else(|| reasoning_text(item)), origin });
+                content
+                    .push(Part::Thinking { text: carried.unwrap_or_else(|| reasoning_text(item)), origin });
             }
             _ => {}
         }
@@ -44,7 +47,12 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
     if refused {
         stop = StopReason::Refusal;
     }
-    Ok(Response { id: json::str(v, "id").unwrap_or("resp").to_owned(), content, stop, usage: usage_from(v.get("usage")) })
+    Ok(Response {
+        id: json::str(v, "id").unwrap_or("resp").to_owned(),
+        content,
+        stop,
+        usage: usage_from(v.get("usage")),
+    })
 }
 
 /// Response ids as Responses clients expect them.
@@ -91,7 +99,15 @@ pub fn emit(r: &Response, model: &str) -> Value {
 /// [`emit`] with a `created_at` time.
 pub fn emit_at(r: &Response, model: &str, created: u64) -> Value {
     let (status, incomplete) = status_to(&r.stop);
-    response_object(&response_id(&r.id), model, created, status, incomplete, output_items(r), Some(usage_to(&r.usage)))
+    response_object(
+        &response_id(&r.id),
+        model,
+        created,
+        status,
+        incomplete,
+        output_items(r),
+        Some(usage_to(&r.usage)),
+    )
 }
 
 /// The `response` object (also the payload of stream lifecycle events).

@@ -160,7 +160,10 @@ impl Decoder for Decode {
                 self.close(None, out);
                 self.finished = true;
                 let r = v.get("response").unwrap_or(&Value::Null);
-                out.push(Event::Finish { stop: stop_from(r, self.called_tools), usage: usage_from(r.get("usage")) });
+                out.push(Event::Finish {
+                    stop: stop_from(r, self.called_tools),
+                    usage: usage_from(r.get("usage")),
+                });
             }
             "response.failed" => {
                 let e = v.get("response").and_then(|r| r.get("error")).unwrap_or(&Value::Null);
@@ -174,7 +177,10 @@ impl Decoder for Decode {
                 let e = v.get("error").unwrap_or(&v);
                 self.finished = true;
                 out.push(Event::Error {
-                    kind: json::str(e, "code").or_else(|| json::str(e, "type")).unwrap_or("server_error").to_owned(),
+                    kind: json::str(e, "code")
+                        .or_else(|| json::str(e, "type"))
+                        .unwrap_or("server_error")
+                        .to_owned(),
                     message: json::str(e, "message").unwrap_or("the upstream reported an error").to_owned(),
                 });
             }
@@ -220,7 +226,15 @@ impl Encode {
     }
 
     fn response(&self, status: &str, incomplete: Value, usage: Option<Value>) -> Value {
-        response_object(&self.id, &self.cx.model, self.cx.created, status, incomplete, self.output.clone(), usage)
+        response_object(
+            &self.id,
+            &self.cx.model,
+            self.cx.created,
+            status,
+            incomplete,
+            self.output.clone(),
+            usage,
+        )
     }
 
     fn index(&self) -> usize {
@@ -329,7 +343,12 @@ impl Encoder for Encode {
                                    "call_id": call_id, "name": name, "arguments": ""}}),
                             out,
                         );
-                        self.open = Some(Item::Tool { id, call_id: call_id.clone(), name: name.clone(), args: String::new() });
+                        self.open = Some(Item::Tool {
+                            id,
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                            args: String::new(),
+                        });
                     }
                 }
             }
@@ -379,4 +398,3 @@ impl Encoder for Encode {
         }
     }
 }
-

@@ -37,7 +37,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         cx.candidate.connection.flow.note_quota_reset(at);
     }
     let sse = is_event_stream(response.headers());
-    let client_headers = client_headers(&cx, response.headers(), sse);
+    let mut client_headers = client_headers(&cx, response.headers(), sse);
     let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
     let ready = tokio::select! {
         ready = until_ready(&mut stream, sse, &cx) => ready,
@@ -45,10 +45,40 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
             Err(cx.budgets.expired(if sse { "model event" } else { "body byte" }))
         }
     };
-    let ready = match ready {
+    let mut ready = match ready {
         Ok(r) => r,
         Err(e) => return cx.failed(&e),
     };
+    let created = u64::try_from(cx.state.clock.now_wall().0 / 1_000).unwrap_or_default();
+    let mut translator = None;
+    if let Some(t) = cx.translation {
+        client_headers.remove(header::CONTENT_LENGTH);
+        if sse {
+            translator = Some(t.stream(cx.req, created));
+        } else {
+            // A complete answer is translated whole (it is one JSON document).
+            let whole = tokio::select! {
+                whole = read_rest(&mut stream, ready.first.take()) => whole,
+                () = cx.state.clock.sleep_until(cx.budgets.deadline) => Err(cx.budgets.expired("body byte")),
+            };
+            let translated = whole.and_then(|body| {
+                t.response(cx.req, &body, created).map_err(|e| {
+                    UpstreamError::BrokenBeforeFirstByte(format!(
+                        "the upstream's answer could not be translated: {e}"
+                    ))
+                })
+            });
+            match translated {
+                Ok(body) => {
+                    client_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    client_headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+                    ready.first = Some(body);
+                    stream = Box::pin(futures_util::stream::empty());
+                }
+                Err(e) => return cx.failed(&e),
+            }
+        }
+    }
     let expected = client_headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -66,6 +96,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         clock: cx.state.clock.clone(),
         stall_budget: Duration::from_millis(u64::from(stall_ms)),
         deadline: cx.budgets.deadline,
+        translator,
     };
     let relay = Relay::new(stream, parts);
     let mut builder =
@@ -77,6 +108,22 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         Ok(response) => AttemptResult::Committed(response),
         Err(e) => AttemptResult::Committed(GatewayError::internal(e).render(ErrorFormat::Client(format))),
     }
+}
+
+/// The largest complete answer read whole for translation.
+const MAX_TRANSLATED_BODY: usize = 64 * 1024 * 1024;
+
+/// Reads the rest of a plain body after `first`.
+async fn read_rest(stream: &mut UpstreamStream, first: Option<Bytes>) -> Result<Bytes, UpstreamError> {
+    let mut body = BytesMut::from(first.unwrap_or_default().as_ref());
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| UpstreamError::from_reqwest(&e, false))?;
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_TRANSLATED_BODY {
+            return Err(UpstreamError::BrokenBeforeFirstByte("the upstream's answer is over 64 MiB".into()));
+        }
+    }
+    Ok(body.freeze())
 }
 
 /// Reads until the first body byte (plain) or first model event (SSE).

@@ -28,15 +28,20 @@ pub(super) async fn send(
     let conn = &candidate.connection;
     let mut refreshed_after_401 = false;
     let wall_hook = WallHook::for_connection(conn);
+    // A same-format attempt sends the client's bytes with only the model spliced
+    // (and keeps the query string); a translated one sends the upstream's format.
+    let (endpoint, query, body) = match cx.translation {
+        None => (req.endpoint, req.query.as_deref(), req.body.with_model(&candidate.model)),
+        Some(t) => (t.endpoint(), None, t.request_body(req, candidate).map_err(UpstreamError::Local)?),
+    };
     loop {
-        let Some(url) = sender.url(req.endpoint, req.query.as_deref()) else {
+        let Some(url) = sender.url(endpoint, query) else {
             return Err(UpstreamError::Local(format!("base URL '{}' is not a valid URL", conn.base_url)));
         };
         let mut headers = upstream_headers(&req.headers, &sender);
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
-        let request =
-            state.http.post(url).headers(headers).body(req.body.with_model(&candidate.model)).send();
+        let request = state.http.post(url).headers(headers).body(body.clone()).send();
         let response = tokio::select! {
             sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
             () = state.clock.sleep_until(cx.budgets.wait_until()) => return Err(cx.budgets.expired("answer")),

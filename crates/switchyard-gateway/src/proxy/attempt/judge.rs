@@ -111,6 +111,18 @@ fn relay_as_is(
         // The redacted prefix changed the body's length.
         client_headers.remove(http::header::CONTENT_LENGTH);
     }
+    // A translated attempt answers in the client's error envelope (the prefix holds
+    // any error body worth reading; the rest is dropped).
+    let (prefix, rest): (Bytes, UpstreamStream) = match cx.translation {
+        Some(t) => {
+            let body = t.error(status, &prefix);
+            client_headers
+                .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            client_headers.insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(body.len()));
+            (body, Box::pin(futures_util::stream::empty()))
+        }
+        None => (prefix, rest),
+    };
     let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
         .chain(rest)
         .map(|r| r.map_err(std::io::Error::other));

@@ -24,6 +24,7 @@ use tracing::Instrument;
 use super::failure::Failure;
 use super::forward::ForwardRequest;
 use super::guard::AttemptGuard;
+use super::translation::Translation;
 use super::upstream_error::UpstreamError;
 use crate::request_log::AttemptLog;
 use crate::routing::Candidate;
@@ -117,6 +118,8 @@ pub(super) struct AttemptCx<'a> {
     pub log: AttemptLog,
     pub guard: AttemptGuard,
     pub budgets: Budgets,
+    /// Set when the candidate does not speak the client's format.
+    pub translation: Option<Translation>,
 }
 
 impl AttemptCx<'_> {
@@ -189,7 +192,8 @@ pub async fn run(
         },
     );
     let budgets = Budgets::new(state, req.body.streaming(), candidate);
-    let cx = AttemptCx { state, req, candidate, log, guard, budgets };
+    let translation = Translation::for_attempt(req, candidate);
+    let cx = AttemptCx { state, req, candidate, log, guard, budgets, translation };
     stages(cx, wait).instrument(span).await
 }
 

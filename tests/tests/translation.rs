@@ -1,0 +1,558 @@
+//! Any agent on any connection: each of the six directions between Anthropic
+//! Messages, Chat Completions and Responses, JSON and streamed, judged by the
+//! official SDK of the client's format (`tests/python/judge.py`), with the fake
+//! upstream checking it received a correct body in its own format.
+//!
+//! Scenarios: text with usage (cached tokens), a streamed tool call with split
+//! arguments, the following tool-result turn, two parallel tool calls, reasoning, an
+//! image, and every stop reason.
+
+use serde_json::{Value, json};
+use switchyard_testkit::scenario::{self, Call, Stop, Tokens, Turn};
+use switchyard_testkit::{FakeUpstream, RecordedRequest, Reply};
+use switchyard_tests::judge::{judge, sdk_python};
+use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fmt {
+    Messages,
+    Chat,
+    Responses,
+}
+
+const FORMATS: [Fmt; 3] = [Fmt::Messages, Fmt::Chat, Fmt::Responses];
+
+impl Fmt {
+    fn name(self) -> &'static str {
+        match self {
+            Fmt::Messages => "messages",
+            Fmt::Chat => "chat",
+            Fmt::Responses => "responses",
+        }
+    }
+
+    /// The provider id of the connection speaking this format.
+    fn provider(self) -> &'static str {
+        match self {
+            Fmt::Messages => "up-messages",
+            Fmt::Chat => "up-chat",
+            Fmt::Responses => "up-responses",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Fmt::Messages => "/v1/messages",
+            Fmt::Chat => "/v1/chat/completions",
+            Fmt::Responses => "/v1/responses",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scene {
+    Text,
+    ToolSplit,
+    ToolResultTurn,
+    Parallel,
+    Thinking,
+    Image,
+    MaxTokens,
+    StopSequence,
+    Refusal,
+}
+
+const SCENES: [Scene; 9] = [
+    Scene::Text,
+    Scene::ToolSplit,
+    Scene::ToolResultTurn,
+    Scene::Parallel,
+    Scene::Thinking,
+    Scene::Image,
+    Scene::MaxTokens,
+    Scene::StopSequence,
+    Scene::Refusal,
+];
+
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+fn call(id: &str, name: &str, chunks: &[&str]) -> Call {
+    Call { id: id.into(), name: name.into(), chunks: chunks.iter().map(|c| (*c).to_owned()).collect() }
+}
+
+/// What the upstream of format `up` answers in `scene`.
+fn turn(scene: Scene, up: Fmt) -> Turn {
+    let usage = Tokens { input: 11, output: 7, cache_read: 3 };
+    let text = |t: &[&str]| t.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>();
+    let base =
+        Turn { thinking: None, text: text(&["Hello", " there"]), calls: vec![], stop: Stop::EndTurn, usage };
+    let id = |n: u8| match up {
+        Fmt::Messages => format!("toolu_0{n}Abc"),
+        _ => format!("call_{n}xyz"),
+    };
+    match scene {
+        Scene::Text | Scene::Image | Scene::ToolResultTurn => base,
+        Scene::ToolSplit => Turn {
+            text: text(&["Let me look."]),
+            calls: vec![call(&id(1), "get_weather", &["{\"city\": ", "\"Par", "is\", \"unit\": \"c\"}"])],
+            stop: Stop::ToolUse,
+            ..base
+        },
+        Scene::Parallel => Turn {
+            text: vec![],
+            calls: vec![
+                call(&id(1), "read_file", &["{\"path\":", " \"a.txt\"}"]),
+                call(&id(2), "read_file", &["{\"path\": \"b", ".txt\"}"]),
+            ],
+            stop: Stop::ToolUse,
+            ..base
+        },
+        Scene::Thinking => Turn {
+            thinking: Some((
+                "The user adds two and two.".into(),
+                match up {
+                    Fmt::Messages => "EqQBCkYIBRgCIkB2c2lnbmF0dXJl".into(),
+                    _ => "gAAAAABencrypted-reasoning".into(),
+                },
+            )),
+            text: text(&["4"]),
+            ..base
+        },
+        Scene::MaxTokens => Turn { text: text(&["Once upon a"]), stop: Stop::MaxTokens, ..base },
+        Scene::StopSequence => {
+            Turn { text: text(&["one, two"]), stop: Stop::StopSequence("three".into()), ..base }
+        }
+        Scene::Refusal => Turn { text: text(&["I can't help with that."]), stop: Stop::Refusal, ..base },
+    }
+}
+
+fn reply(scene: Scene, up: Fmt, stream: bool) -> Reply {
+    let t = turn(scene, up);
+    let model = "model-1";
+    match (up, stream) {
+        (Fmt::Messages, false) => Reply::json(200, scenario::anthropic_json(&t, model)),
+        (Fmt::Messages, true) => Reply::sse(scenario::anthropic_sse(&t, model)),
+        (Fmt::Chat, false) => Reply::json(200, scenario::chat_json(&t, model)),
+        (Fmt::Chat, true) => Reply::sse(scenario::chat_sse(&t, model)),
+        (Fmt::Responses, false) => Reply::json(200, scenario::responses_json(&t, model)),
+        (Fmt::Responses, true) => Reply::sse(scenario::responses_sse(&t, model)),
+    }
+}
+
+fn weather_schema() -> Value {
+    json!({"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}, "required": ["city"]})
+}
+
+fn file_schema() -> Value {
+    json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+}
+
+/// The client's request (without `model` and `stream`, which the judge sets).
+fn request(scene: Scene, client: Fmt) -> Value {
+    let question = match scene {
+        Scene::ToolResultTurn => "What is the weather in Paris?",
+        _ => "What is 2+2?",
+    };
+    let tools: Vec<(&str, Value)> = match scene {
+        Scene::ToolSplit | Scene::ToolResultTurn => vec![("get_weather", weather_schema())],
+        Scene::Parallel => vec![("read_file", file_schema())],
+        _ => vec![],
+    };
+    match client {
+        Fmt::Messages => {
+            let mut user = json!([{"type": "text", "text": question}]);
+            if scene == Scene::Image {
+                user = json!([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                              {"type": "text", "text": "What is in this image?"}]);
+            }
+            let mut messages = vec![json!({"role": "user", "content": user})];
+            if scene == Scene::ToolResultTurn {
+                messages.push(json!({"role": "assistant", "content": [
+                    {"type": "text", "text": "Checking."},
+                    {"type": "tool_use", "id": "toolu_prior1", "name": "get_weather", "input": {"city": "Paris"}}]}));
+                messages.push(json!({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_prior1", "content": "18C and sunny"}]}));
+            }
+            let mut r = json!({"max_tokens": 1024, "system": "Be brief.", "messages": messages});
+            if !tools.is_empty() {
+                r["tools"] = tools
+                    .iter()
+                    .map(|(n, s)| json!({"name": n, "description": "a tool", "input_schema": s}))
+                    .collect();
+            }
+            if scene == Scene::Thinking {
+                r["max_tokens"] = json!(4096);
+                r["thinking"] = json!({"type": "enabled", "budget_tokens": 2048});
+            }
+            if scene == Scene::StopSequence {
+                r["stop_sequences"] = json!(["three"]);
+            }
+            r
+        }
+        Fmt::Chat => {
+            let mut user = json!(question);
+            if scene == Scene::Image {
+                user = json!([{"type": "text", "text": "What is in this image?"},
+                              {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}}]);
+            }
+            let mut messages = vec![
+                json!({"role": "system", "content": "Be brief."}),
+                json!({"role": "user", "content": user}),
+            ];
+            if scene == Scene::ToolResultTurn {
+                messages.push(json!({"role": "assistant", "content": "Checking.", "tool_calls": [
+                    {"id": "call_prior1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}));
+                messages
+                    .push(json!({"role": "tool", "tool_call_id": "call_prior1", "content": "18C and sunny"}));
+            }
+            let mut r = json!({"messages": messages, "max_completion_tokens": 1024});
+            if !tools.is_empty() {
+                r["tools"] = tools
+                    .iter()
+                    .map(|(n, s)| json!({"type": "function", "function": {"name": n, "description": "a tool", "parameters": s}}))
+                    .collect();
+            }
+            if scene == Scene::Thinking {
+                r["reasoning_effort"] = json!("low");
+                r["max_completion_tokens"] = json!(4096);
+            }
+            if scene == Scene::StopSequence {
+                r["stop"] = json!(["three"]);
+            }
+            r
+        }
+        Fmt::Responses => {
+            let mut content = json!([{"type": "input_text", "text": question}]);
+            if scene == Scene::Image {
+                content = json!([{"type": "input_text", "text": "What is in this image?"},
+                                 {"type": "input_image", "image_url": format!("data:image/png;base64,{PNG}")}]);
+            }
+            let mut input = vec![json!({"role": "user", "content": content})];
+            if scene == Scene::ToolResultTurn {
+                input.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]}));
+                input.push(json!({"type": "function_call", "call_id": "call_prior1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}));
+                input.push(json!({"type": "function_call_output", "call_id": "call_prior1", "output": "18C and sunny"}));
+            }
+            let mut r = json!({"instructions": "Be brief.", "input": input, "max_output_tokens": 1024});
+            if !tools.is_empty() {
+                r["tools"] = tools
+                    .iter()
+                    .map(|(n, s)| json!({"type": "function", "name": n, "description": "a tool", "parameters": s}))
+                    .collect();
+            }
+            if scene == Scene::Thinking {
+                r["reasoning"] = json!({"effort": "low"});
+                r["max_output_tokens"] = json!(4096);
+            }
+            r
+        }
+    }
+}
+
+/// The stop as the client's SDK reports it.
+fn expected_stop(scene: Scene, up: Fmt, client: Fmt) -> (&'static str, Option<&'static str>) {
+    let stop = turn(scene, up).stop;
+    // Chat and Responses cannot say that a stop sequence matched: they say "stop".
+    let stop = match (&stop, up) {
+        (Stop::StopSequence(_), Fmt::Chat | Fmt::Responses) => Stop::EndTurn,
+        _ => stop,
+    };
+    match client {
+        Fmt::Messages => (
+            match stop {
+                Stop::EndTurn => "end_turn",
+                Stop::MaxTokens => "max_tokens",
+                Stop::ToolUse => "tool_use",
+                Stop::StopSequence(_) => "stop_sequence",
+                Stop::Refusal => "refusal",
+            },
+            None,
+        ),
+        Fmt::Chat => (
+            match stop {
+                Stop::EndTurn | Stop::StopSequence(_) => "stop",
+                Stop::MaxTokens => "length",
+                Stop::ToolUse => "tool_calls",
+                Stop::Refusal => "content_filter",
+            },
+            None,
+        ),
+        Fmt::Responses => match stop {
+            Stop::MaxTokens => ("incomplete", Some("max_output_tokens")),
+            Stop::Refusal => ("incomplete", Some("content_filter")),
+            _ => ("completed", None),
+        },
+    }
+}
+
+struct Case {
+    name: String,
+    scene: Scene,
+    up: Fmt,
+    client: Fmt,
+    stream: bool,
+}
+
+fn config(urls: &[(Fmt, String)]) -> String {
+    let mut toml = client_key_toml();
+    for (f, url) in urls {
+        let (format, base) = match f {
+            Fmt::Messages => ("anthropic", url.clone()),
+            Fmt::Chat => ("openai-chat", format!("{url}/v1")),
+            Fmt::Responses => ("openai-responses", format!("{url}/v1")),
+        };
+        toml.push_str(&format!(
+            "\n[[connections]]\nid = \"{p}\"\nprovider = \"{p}\"\napi_format = \"{format}\"\napi_key = \"sk-{p}\"\nbase_url = \"{base}\"\n",
+            p = f.provider()
+        ));
+    }
+    toml
+}
+
+/// Checks the body the upstream of format `up` received for `case`.
+fn check_upstream_body(case: &Case, r: &RecordedRequest) {
+    let name = &case.name;
+    let b = r.json();
+    assert_eq!(r.path, case.up.path(), "{name}");
+    assert_eq!(b["model"], "model-1", "{name}: {b}");
+    assert_eq!(b["stream"].as_bool().unwrap_or(false), case.stream, "{name}: {b}");
+    assert!(
+        r.header("authorization").is_some_and(|a| !a.contains(CLIENT_KEY)) || r.header("x-api-key").is_some(),
+        "{name}"
+    );
+    let text = b.to_string();
+    match case.up {
+        Fmt::Messages => {
+            assert_eq!(b["system"][0]["text"], "Be brief.", "{name}: {b}");
+            assert!(b["max_tokens"].as_u64().is_some_and(|n| n > 0), "{name}: {b}");
+            assert_eq!(b["messages"][0]["role"], "user", "{name}: {b}");
+        }
+        Fmt::Chat => {
+            assert_eq!(b["messages"][0], json!({"role": "system", "content": "Be brief."}), "{name}: {b}");
+            if case.stream {
+                assert_eq!(b["stream_options"]["include_usage"], true, "{name}: {b}");
+            }
+        }
+        Fmt::Responses => {
+            assert_eq!(b["instructions"], "Be brief.", "{name}: {b}");
+            assert_eq!(b["store"], false, "{name}: {b}");
+            assert!(b["input"].is_array(), "{name}: {b}");
+        }
+    }
+    match case.scene {
+        Scene::Image => match case.up {
+            Fmt::Messages => {
+                let img = &b["messages"][0]["content"]
+                    .as_array()
+                    .map(|c| c.iter().find(|p| p["type"] == "image").cloned())
+                    .flatten();
+                assert_eq!(
+                    img.as_ref().map(|i| i["source"].clone()),
+                    Some(json!({"type": "base64", "media_type": "image/png", "data": PNG})),
+                    "{name}: {b}"
+                );
+            }
+            Fmt::Chat => {
+                assert!(text.contains(&format!("\"url\":\"data:image/png;base64,{PNG}\"")), "{name}: {b}")
+            }
+            Fmt::Responses => assert!(
+                text.contains(&format!("\"image_url\":\"data:image/png;base64,{PNG}\""))
+                    && text.contains("input_image"),
+                "{name}: {b}"
+            ),
+        },
+        Scene::ToolResultTurn => {
+            let prior = match case.client {
+                Fmt::Messages => "toolu_prior1",
+                _ => "call_prior1",
+            };
+            match case.up {
+                Fmt::Messages => {
+                    let m = &b["messages"];
+                    assert_eq!(m[1]["content"][1]["type"], "tool_use", "{name}: {b}");
+                    assert_eq!(m[1]["content"][1]["id"], prior, "{name}: {b}");
+                    assert_eq!(m[1]["content"][1]["input"], json!({"city": "Paris"}), "{name}: {b}");
+                    assert_eq!(m[2]["content"][0]["type"], "tool_result", "{name}: {b}");
+                    assert_eq!(m[2]["content"][0]["tool_use_id"], prior, "{name}: {b}");
+                    assert!(m[2]["content"][0].to_string().contains("18C and sunny"), "{name}: {b}");
+                }
+                Fmt::Chat => {
+                    let m = &b["messages"];
+                    assert_eq!(m[2]["tool_calls"][0]["id"], prior, "{name}: {b}");
+                    assert_eq!(m[2]["tool_calls"][0]["function"]["name"], "get_weather", "{name}: {b}");
+                    let args: Value = serde_json::from_str(
+                        m[2]["tool_calls"][0]["function"]["arguments"].as_str().unwrap_or(""),
+                    )
+                    .unwrap_or_default();
+                    assert_eq!(args, json!({"city": "Paris"}), "{name}: {b}");
+                    assert_eq!(
+                        m[3],
+                        json!({"role": "tool", "tool_call_id": prior, "content": "18C and sunny"}),
+                        "{name}: {b}"
+                    );
+                }
+                Fmt::Responses => {
+                    let items = b["input"].as_array().cloned().unwrap_or_default();
+                    let fc = items.iter().find(|i| i["type"] == "function_call").cloned().unwrap_or_default();
+                    let out = items
+                        .iter()
+                        .find(|i| i["type"] == "function_call_output")
+                        .cloned()
+                        .unwrap_or_default();
+                    assert_eq!(fc["call_id"], prior, "{name}: {b}");
+                    assert_eq!(out["call_id"], prior, "{name}: {b}");
+                    assert_eq!(out["output"], "18C and sunny", "{name}: {b}");
+                }
+            }
+        }
+        Scene::ToolSplit | Scene::Parallel => {
+            let tool = match case.up {
+                Fmt::Messages => b["tools"][0]["input_schema"].clone(),
+                Fmt::Chat => b["tools"][0]["function"]["parameters"].clone(),
+                Fmt::Responses => b["tools"][0]["parameters"].clone(),
+            };
+            assert!(tool["properties"].is_object(), "{name}: {b}");
+        }
+        Scene::Thinking => match case.up {
+            Fmt::Messages => assert_eq!(b["thinking"]["type"], "enabled", "{name}: {b}"),
+            Fmt::Responses => assert!(b["reasoning"]["effort"].is_string(), "{name}: {b}"),
+            // An OpenAI-compatible server is not sent a reasoning field it may refuse.
+            Fmt::Chat => assert!(b.get("reasoning_effort").is_none(), "{name}: {b}"),
+        },
+        // Responses has no stop sequences to send (nor to translate from).
+        Scene::StopSequence => match (case.client, case.up) {
+            (Fmt::Responses, _) | (_, Fmt::Responses) => assert!(!text.contains("three"), "{name}: {b}"),
+            (_, Fmt::Messages) => assert_eq!(b["stop_sequences"], json!(["three"]), "{name}: {b}"),
+            (_, Fmt::Chat) => assert_eq!(b["stop"], json!(["three"]), "{name}: {b}"),
+        },
+        _ => {}
+    }
+}
+
+/// Checks what the client's SDK parsed for `case`.
+fn check_result(case: &Case, res: &Value) {
+    let name = &case.name;
+    assert_eq!(res["ok"], true, "{name}: the SDK failed: {res}");
+    let r = &res["result"];
+    let t = turn(case.scene, case.up);
+    assert_eq!(
+        r["model"],
+        format!("{}/model-1", case.up.provider()),
+        "{name}: the model echoes the client's: {r}"
+    );
+    assert_eq!(r["text"], t.full_text(), "{name}: {r}");
+    let calls: Vec<Value> = t
+        .calls
+        .iter()
+        .map(|c| json!({"id": c.id, "name": c.name, "arguments": serde_json::from_str::<Value>(&c.arguments()).unwrap_or_default()}))
+        .collect();
+    assert_eq!(r["tool_calls"], json!(calls), "{name}: {r}");
+    if let Some((text, proof)) = &t.thinking {
+        assert_eq!(r["thinking"][0]["text"], text.as_str(), "{name}: {r}");
+        if case.client == Fmt::Messages {
+            // A proof Anthropic did not issue travels as a marker, never as a
+            // signature Anthropic would reject as forged.
+            let sig = r["thinking"][0]["signature"].as_str().unwrap_or_default();
+            assert!(sig.starts_with("swy1.") && sig != proof, "{name}: {r}");
+        }
+    } else {
+        assert_eq!(r["thinking"], json!([]), "{name}: {r}");
+    }
+    let (stop, incomplete) = expected_stop(case.scene, case.up, case.client);
+    assert_eq!(r["stop"], stop, "{name}: {r}");
+    if case.client == Fmt::Responses {
+        assert_eq!(r["incomplete"], json!(incomplete), "{name}: {r}");
+    }
+    // Cached tokens keep their meaning: Anthropic's input excludes them, OpenAI's
+    // includes them.
+    let u = &r["usage"];
+    match case.client {
+        Fmt::Messages => {
+            assert_eq!((u["input"].as_u64(), u["cache_read"].as_u64()), (Some(11), Some(3)), "{name}: {r}");
+        }
+        Fmt::Chat | Fmt::Responses => {
+            assert_eq!((u["input"].as_u64(), u["cache_read"].as_u64()), (Some(14), Some(3)), "{name}: {r}");
+        }
+    }
+    assert_eq!(u["output"].as_u64(), Some(7), "{name}: {r}");
+}
+
+#[tokio::test]
+async fn six_directions_judged_by_the_official_sdks() {
+    let Some(python) = sdk_python() else { return };
+    let mut fakes = Vec::new();
+    for f in FORMATS {
+        let fallback = Reply::json(
+            500,
+            json!({"error": {"message": format!("unscripted call to the {} fake", f.name())}}),
+        );
+        fakes.push((f, FakeUpstream::start(fallback).await));
+    }
+    let urls: Vec<(Fmt, String)> = fakes.iter().map(|(f, u)| (*f, u.url())).collect();
+    let gw = TestGateway::start(&config(&urls)).await;
+
+    let mut cases = Vec::new();
+    for scene in SCENES {
+        for client in FORMATS {
+            for up in FORMATS {
+                if up == client {
+                    continue;
+                }
+                for stream in [false, true] {
+                    let name = format!(
+                        "{scene:?} {}→{} {}",
+                        client.name(),
+                        up.name(),
+                        if stream { "stream" } else { "json" }
+                    );
+                    cases.push(Case { name, scene, up, client, stream });
+                }
+            }
+        }
+    }
+    let mut batch = Vec::new();
+    for case in &cases {
+        let fake = &fakes.iter().find(|(f, _)| *f == case.up).unwrap_or_else(|| panic!("fake")).1;
+        fake.push(reply(case.scene, case.up, case.stream));
+        batch.push(json!({
+            "name": case.name,
+            "client": case.client.name(),
+            "base_url": gw.gateway().base_url(),
+            "api_key": CLIENT_KEY,
+            "model": format!("{}/model-1", case.up.provider()),
+            "stream": case.stream,
+            "request": request(case.scene, case.client),
+        }));
+    }
+    let results = judge(&python, &batch).await;
+    let mut seen: Vec<(Fmt, usize)> = FORMATS.iter().map(|f| (*f, 0)).collect();
+    let mut failures = Vec::new();
+    for (case, res) in cases.iter().zip(&results) {
+        let check = std::panic::catch_unwind(|| check_result(case, res));
+        let fake = &fakes.iter().find(|(f, _)| *f == case.up).unwrap_or_else(|| panic!("fake")).1;
+        let slot = seen.iter_mut().find(|(f, _)| *f == case.up).unwrap_or_else(|| panic!("slot"));
+        let request = fake.requests().get(slot.1).cloned();
+        slot.1 += 1;
+        let body_check = std::panic::catch_unwind(|| match &request {
+            Some(r) => check_upstream_body(case, r),
+            None => panic!("{}: the upstream received nothing", case.name),
+        });
+        for outcome in [check, body_check] {
+            if let Err(e) = outcome {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()));
+                failures.push(msg.unwrap_or_default());
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} checks failed:\n{}",
+        failures.len(),
+        cases.len() * 2,
+        failures.join("\n\n")
+    );
+}
