@@ -13,9 +13,19 @@ import json
 import sys
 import traceback
 
+import urllib.request
+
 import anthropic
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
+
+
+def args(text):
+    """Tool arguments as JSON, or the raw text when a cut-off answer left them unfinished."""
+    try:
+        return json.loads(text or "{}")
+    except ValueError:
+        return {"_unparsed": text}
 
 
 def dump(obj):
@@ -77,7 +87,7 @@ def chat_case(case):
     m = choice.message
     extra = dump(m)
     tools = [
-        {"id": t.id, "name": t.function.name, "arguments": json.loads(t.function.arguments or "{}")}
+        {"id": t.id, "name": t.function.name, "arguments": args(t.function.arguments)}
         for t in (m.tool_calls or [])
     ]
     u = comp.usage
@@ -112,13 +122,16 @@ def responses_case(case):
                 events.append(e.type)
                 if e.type == "response.incomplete":
                     r = e.response
+                if e.type in ("error", "response.failed"):
+                    # How a Responses stream reports an API error: as typed events.
+                    raise ReportedError(f"{e.type}: {dump(e)}")
             if r is None:
                 r = s.get_final_response()
     else:
         events = []
         r = client.responses.create(**req)
     tools = [
-        {"id": i.call_id, "name": i.name, "arguments": json.loads(i.arguments or "{}")}
+        {"id": i.call_id, "name": i.name, "arguments": args(i.arguments)}
         for i in r.output
         if i.type == "function_call"
     ]
@@ -147,6 +160,10 @@ def responses_case(case):
     }
 
 
+class ReportedError(Exception):
+    """An error the API reported inside a stream, as the SDK surfaced it."""
+
+
 RUNNERS = {"messages": messages_case, "chat": chat_case, "responses": responses_case}
 
 
@@ -155,15 +172,26 @@ def main():
         cases = json.load(f)
     out = []
     for case in cases:
+        before = case.get("before")
+        if before:
+            # A management call the test wants made first (e.g. clearing the
+            # cooldown the previous case's provider error rightly caused).
+            call = urllib.request.Request(
+                before["url"], data=json.dumps(before["json"]).encode(), method="POST",
+                headers={"Authorization": f"Bearer {before['token']}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(call, timeout=10) as answer:
+                assert answer.status == 200, answer.status
         try:
             out.append({"name": case["name"], "ok": True, "result": RUNNERS[case["client"]](case)})
-        except openai.APIStatusError as e:
-            out.append({"name": case["name"], "ok": False, "status": e.status_code, "error": str(e), "body": e.body})
-        except anthropic.APIStatusError as e:
-            out.append({"name": case["name"], "ok": False, "status": e.status_code, "error": str(e), "body": e.body})
+        except (openai.APIStatusError, anthropic.APIStatusError) as e:
+            out.append({"name": case["name"], "ok": False, "api_error": True, "status": e.status_code,
+                        "error": str(e), "body": e.body})
         except Exception as e:  # noqa: BLE001 - any SDK failure is the verdict
-            out.append({"name": case["name"], "ok": False, "status": None, "error": f"{type(e).__name__}: {e}",
-                        "trace": traceback.format_exc()})
+            # An error the API reported in a stream is an API error too (the SDKs raise
+            # their base APIError for it); anything else is a parse failure.
+            reported = type(e) in (openai.APIError, anthropic.APIError, ReportedError)
+            out.append({"name": case["name"], "ok": False, "api_error": reported, "status": None,
+                        "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()})
     json.dump(out, sys.stdout)
 
 

@@ -2,6 +2,7 @@
 //! 127.0.0.1:0 with a temporary SQLite file, configured through a real TOML config
 //! file, talked to over real HTTP.
 
+pub mod formats;
 pub mod judge;
 
 use std::path::PathBuf;

@@ -10,44 +10,9 @@
 use serde_json::{Value, json};
 use switchyard_testkit::scenario::{self, Call, Stop, Tokens, Turn};
 use switchyard_testkit::{FakeUpstream, RecordedRequest, Reply};
+use switchyard_tests::formats::{FORMATS, Fmt, one_connection_per_format};
 use switchyard_tests::judge::{judge, sdk_python};
-use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fmt {
-    Messages,
-    Chat,
-    Responses,
-}
-
-const FORMATS: [Fmt; 3] = [Fmt::Messages, Fmt::Chat, Fmt::Responses];
-
-impl Fmt {
-    fn name(self) -> &'static str {
-        match self {
-            Fmt::Messages => "messages",
-            Fmt::Chat => "chat",
-            Fmt::Responses => "responses",
-        }
-    }
-
-    /// The provider id of the connection speaking this format.
-    fn provider(self) -> &'static str {
-        match self {
-            Fmt::Messages => "up-messages",
-            Fmt::Chat => "up-chat",
-            Fmt::Responses => "up-responses",
-        }
-    }
-
-    fn path(self) -> &'static str {
-        match self {
-            Fmt::Messages => "/v1/messages",
-            Fmt::Chat => "/v1/chat/completions",
-            Fmt::Responses => "/v1/responses",
-        }
-    }
-}
+use switchyard_tests::{CLIENT_KEY, TestGateway};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scene {
@@ -294,22 +259,6 @@ struct Case {
     stream: bool,
 }
 
-fn config(urls: &[(Fmt, String)]) -> String {
-    let mut toml = client_key_toml();
-    for (f, url) in urls {
-        let (format, base) = match f {
-            Fmt::Messages => ("anthropic", url.clone()),
-            Fmt::Chat => ("openai-chat", format!("{url}/v1")),
-            Fmt::Responses => ("openai-responses", format!("{url}/v1")),
-        };
-        toml.push_str(&format!(
-            "\n[[connections]]\nid = \"{p}\"\nprovider = \"{p}\"\napi_format = \"{format}\"\napi_key = \"sk-{p}\"\nbase_url = \"{base}\"\n",
-            p = f.provider()
-        ));
-    }
-    toml
-}
-
 /// Checks the body the upstream of format `up` received for `case`.
 fn check_upstream_body(case: &Case, r: &RecordedRequest) {
     let name = &case.name;
@@ -490,7 +439,7 @@ async fn six_directions_judged_by_the_official_sdks() {
         fakes.push((f, FakeUpstream::start(fallback).await));
     }
     let urls: Vec<(Fmt, String)> = fakes.iter().map(|(f, u)| (*f, u.url())).collect();
-    let gw = TestGateway::start(&config(&urls)).await;
+    let gw = TestGateway::start(&one_connection_per_format(&urls)).await;
 
     let mut cases = Vec::new();
     for scene in SCENES {

@@ -8,7 +8,9 @@ use crate::{TranslateError, derived_id, json};
 
 /// Reads a Chat Completions answer (its first choice).
 pub fn parse(v: &Value) -> Result<Response, TranslateError> {
-    let Some(choice) = json::arr(v, "choices").first() else {
+    let first =
+        json::arr(v, "choices").iter().find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0);
+    let Some(choice) = first else {
         return Err(TranslateError("the Chat Completions answer has no choices".into()));
     };
     let msg = choice.get("message").unwrap_or(&Value::Null);

@@ -140,7 +140,11 @@ impl Decoder for Decode {
                 usage: Usage::default(),
             });
         }
-        if let Some(choice) = json::arr(&v, "choices").first() {
+        // Only the first choice is carried (n > 1 is not translated).
+        let first = json::arr(&v, "choices")
+            .iter()
+            .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0);
+        if let Some(choice) = first {
             let d = choice.get("delta").unwrap_or(&Value::Null);
             let reasoning = json::str(d, "reasoning_content").or_else(|| json::str(d, "reasoning"));
             if let Some(r) = reasoning.filter(|r| !r.is_empty()) {

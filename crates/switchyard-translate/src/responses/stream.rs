@@ -392,7 +392,11 @@ impl Encoder for Encode {
                 self.done = true;
             }
             Event::Error { kind, message } => {
+                // As OpenAI does: the error, then the response failed with it.
                 self.emit("error", json!({"code": kind, "message": message, "param": null}), out);
+                let mut r = self.response("failed", Value::Null, None);
+                r["error"] = json!({"code": kind, "message": message});
+                self.emit("response.failed", json!({"response": r}), out);
                 self.done = true;
             }
         }
