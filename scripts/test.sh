@@ -32,6 +32,8 @@ for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+# The translation tests' judges are the official Python SDKs, in a virtualenv.
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3 python3-venv)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if ((${#need_apt[@]})); then
   step "apt-get install ${need_apt[*]}"
@@ -81,6 +83,20 @@ desktop_features=(--features switchyard-desktop/custom-protocol)
 # --- npm packages: UI toolchain, the real agents, webdriverio --------------------------
 step "npm ci"
 npm ci --no-audit --no-fund --loglevel=error
+
+# --- the official SDKs that judge format translation (tests/python) -------------------
+# A virtualenv per requirements file content, reused across runs when it can be cached.
+req=tests/python/requirements.txt
+venv_root=target
+if mkdir -p /var/cache/switchyard 2>/dev/null && [ -w /var/cache/switchyard ]; then venv_root=/var/cache/switchyard; fi
+venv="$venv_root/pyenv-$(sha256sum "$req" | cut -c1-12)"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import anthropic, openai' >/dev/null 2>&1; then
+  step "python SDK judges: virtualenv in $venv (pip install -r $req)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+fi
+export SWITCHYARD_PYTHON="$venv/bin/python" SWITCHYARD_REQUIRE_PYTHON=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -505,3 +505,91 @@ async fn six_directions_judged_by_the_official_sdks() {
         failures.join("\n\n")
     );
 }
+
+#[tokio::test]
+async fn a_combo_fails_over_across_all_three_formats_invisibly_to_a_streaming_client() {
+    let Some(python) = sdk_python() else { return };
+    let account = FakeUpstream::start(Reply::json(503, switchyard_testkit::wire::anthropic_error("overloaded_error", "busy"))).await;
+    let glm = FakeUpstream::start(Reply::json(500, switchyard_testkit::wire::openai_error("server_error", "boom"))).await;
+    let served = Turn {
+        thinking: None,
+        text: vec!["Served by".into(), " the third".into()],
+        calls: vec![],
+        stop: Stop::EndTurn,
+        usage: Tokens { input: 5, output: 3, cache_read: 0 },
+    };
+    let openai = FakeUpstream::start(Reply::sse(scenario::responses_sse(&served, "gpt-5"))).await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"claude-a\"\nprovider = \"anthropic\"\nauth = \"oauth\"\naccess_token = \"oat-a\"\nbase_url = \"{}\"\n\
+         \n[[connections]]\nid = \"glm-key\"\nprovider = \"glm\"\napi_format = \"openai-chat\"\napi_key = \"sk-glm\"\nbase_url = \"{}/v1\"\n\
+         \n[[connections]]\nid = \"openai-key\"\nprovider = \"openai\"\napi_format = \"openai-responses\"\napi_key = \"sk-oai\"\nbase_url = \"{}/v1\"\n\
+         \n[[combos]]\nname = \"coding\"\nstrategy = \"priority\"\ntargets = [{{ model = \"anthropic/claude-sonnet-4-6\" }}, {{ model = \"glm/glm-4.6\" }}, {{ model = \"openai/gpt-5\" }}]\n",
+        switchyard_tests::client_key_toml(),
+        account.url(),
+        glm.url(),
+        openai.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let clear = json!({"url": gw.url("/api/resilience/cooldowns"), "json": {"all": true}, "token": switchyard_tests::MANAGEMENT_TOKEN});
+    let batch: Vec<Value> = FORMATS
+        .iter()
+        .map(|client| {
+            json!({"name": client.name(), "client": client.name(), "base_url": gw.gateway().base_url(),
+                   "api_key": CLIENT_KEY, "model": "coding", "stream": true, "request": request(Scene::Text, *client),
+                   "before": clear})
+        })
+        .collect();
+    let results = judge(&python, &batch).await;
+    for (client, res) in FORMATS.iter().zip(&results) {
+        assert_eq!(res["ok"], true, "{client:?}: {res}");
+        assert_eq!(res["result"]["text"], "Served by the third", "{client:?}: {res}");
+        // Translated answers echo the client's model; the Responses client's own
+        // format was relayed byte for byte.
+        let model = if *client == Fmt::Responses { "gpt-5" } else { "coding" };
+        assert_eq!(res["result"]["model"], model, "{client:?}: {res}");
+    }
+    // Each client format went down the same chain, each hop in that hop's own format.
+    for (fake, path, model) in
+        [(&account, "/v1/messages", "claude-sonnet-4-6"), (&glm, "/v1/chat/completions", "glm-4.6"), (&openai, "/v1/responses", "gpt-5")]
+    {
+        let seen = fake.requests();
+        assert_eq!(seen.len(), 3, "{path}: {:?}", seen.iter().map(|r| r.path.clone()).collect::<Vec<_>>());
+        for r in seen {
+            assert_eq!(r.path, path);
+            assert_eq!(r.json()["model"], model);
+            assert_eq!(r.json()["stream"], true);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_same_format_request_is_byte_identical_at_the_upstream() {
+    // Next to connections of other formats, a Messages client on an Anthropic
+    // connection is relayed byte for byte: cache_control, unknown fields, thinking
+    // signatures and the billing header untouched, query string kept.
+    let fake = FakeUpstream::start(Reply::sse(switchyard_testkit::wire::anthropic_sse("m", "hi"))).await;
+    let others = FakeUpstream::start(Reply::json(500, json!({}))).await;
+    let gw = TestGateway::start(&one_connection_per_format(&[
+        (Fmt::Messages, fake.url()),
+        (Fmt::Chat, others.url()),
+        (Fmt::Responses, others.url()),
+    ]))
+    .await;
+    let body = r#"{"model":"up-messages/model-1","max_tokens":64,"stream":true,"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1; cch=1;"},{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral","ttl":"1h"}}]},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"EqQBsig"}]}],"context_management":{"edits":[]},"x_future_field":[1,2.50,"three"]}"#;
+    let response = gw
+        .http
+        .post(gw.url("/v1/messages?beta=true"))
+        .bearer_auth(CLIENT_KEY)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 200);
+    let _ = response.text().await;
+    let seen = fake.last_request().unwrap_or_else(|| panic!("no request"));
+    let expected = body.replace("\"up-messages/model-1\"", "\"model-1\"");
+    assert_eq!(String::from_utf8_lossy(&seen.body), expected);
+    assert_eq!(seen.query.as_deref(), Some("beta=true"));
+    assert_eq!(others.calls(), 0);
+}
