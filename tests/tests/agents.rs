@@ -224,3 +224,161 @@ async fn a_three_turn_claude_code_session_stays_on_one_account_under_round_robin
     let pins = gw.mgmt_json("/api/sessions").await;
     assert_eq!(pins["pins"].as_array().map(Vec::len), Some(1), "{pins}");
 }
+
+/// Issue 14: Claude Code through a gateway whose only connection speaks Chat
+/// Completions (a GLM-style `openai-chat` upstream), including one tool round trip:
+/// the upstream asks for `Read` on a file, Claude Code runs it and sends the result
+/// back, translated to a `tool` message, and the final answer comes back as Messages.
+#[tokio::test]
+async fn claude_code_runs_on_a_chat_completions_connection_with_a_tool_round_trip() {
+    use switchyard_testkit::scenario::{self, Call, Stop, Tokens, Turn};
+    let Some(claude) = agent_bin("claude", "SWITCHYARD_CLAUDE_BIN") else { return };
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    let note = work.path().join("note.txt");
+    std::fs::write(&note, "the secret word is banana-42\n").unwrap_or_else(|e| panic!("{e}"));
+    let usage = Tokens { input: 40, output: 9, cache_read: 0 };
+    let read = Turn {
+        thinking: None,
+        text: vec!["Let me read it.".into()],
+        calls: vec![Call {
+            id: "call_read_1".into(),
+            name: "Read".into(),
+            chunks: vec![
+                "{\"file_path\": ".into(),
+                serde_json::to_string(&note.to_string_lossy()).unwrap_or_default(),
+                "}".into(),
+            ],
+        }],
+        stop: Stop::ToolUse,
+        usage,
+    };
+    let answer = Turn {
+        thinking: None,
+        text: vec!["The note says ".into(), "banana-42.".into()],
+        calls: vec![],
+        stop: Stop::EndTurn,
+        usage,
+    };
+    let upstream = FakeUpstream::start(Reply::sse(scenario::chat_sse(&answer, "glm-4.6"))).await;
+    upstream.push(Reply::sse(scenario::chat_sse(&read, "glm-4.6")));
+    let config = format!(
+        "{}\n[[connections]]\nid = \"glm-key\"\nprovider = \"glm\"\napi_format = \"openai-chat\"\napi_key = \"sk-glm\"\nbase_url = \"{}/v1\"\n",
+        client_key_toml(),
+        upstream.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = claude_command(&claude, home.path(), &gw);
+    command
+        .current_dir(work.path())
+        .env("ANTHROPIC_SMALL_FAST_MODEL", "glm/glm-4.6")
+        .env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "glm/glm-4.6")
+        .args(["-p", "What does note.txt say?", "--output-format", "json", "--model", "glm/glm-4.6"])
+        .args(["--allowedTools", "Read"]);
+    let (ok, stdout, stderr) = run(command).await;
+    let requests = upstream.requests();
+    assert!(ok, "claude failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
+    let result: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(result["is_error"], false, "{stdout}");
+    assert_eq!(result["result"], "The note says banana-42.", "{stdout}");
+
+    let turns: Vec<&RecordedRequest> = requests.iter().filter(|r| r.path == "/v1/chat/completions").collect();
+    assert_eq!(turns.len(), 2, "{}", describe(&requests));
+    let second = turns[1].json();
+    assert_eq!(second["model"], "glm-4.6");
+    assert_eq!(turns[1].header("authorization"), Some("Bearer sk-glm"));
+    let messages = second["messages"].as_array().cloned().unwrap_or_default();
+    let call = messages
+        .iter()
+        .find_map(|m| m["tool_calls"].as_array().and_then(|c| c.first()).cloned())
+        .unwrap_or_else(|| panic!("no assistant tool call replayed: {second}"));
+    assert_eq!(call["id"], "call_read_1");
+    assert_eq!(call["function"]["name"], "Read");
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("no tool result sent: {second}"));
+    assert_eq!(result["tool_call_id"], "call_read_1");
+    assert!(result["content"].as_str().is_some_and(|c| c.contains("banana-42")), "{result}");
+    // Claude Code's Anthropic-only fields never reach a Chat upstream.
+    for r in &turns {
+        let b = r.json();
+        assert!(
+            b.get("system").is_none() && b.get("thinking").is_none() && b.get("context_management").is_none(),
+            "{b}"
+        );
+        assert!(
+            !r.body.windows(26).any(|w| w == b"x-anthropic-billing-header"),
+            "billing header sent to a Chat upstream"
+        );
+        assert!(r.header("anthropic-beta").is_none() && r.header("anthropic-version").is_none());
+    }
+}
+
+/// Issue 14: Codex (Responses only) through a gateway whose only connection is an
+/// Anthropic Messages upstream.
+#[tokio::test]
+async fn codex_runs_on_an_anthropic_connection() {
+    let Some(codex) = agent_bin("codex", "SWITCHYARD_CODEX_BIN") else { return };
+    let upstream = FakeUpstream::start(Reply::sse(wire::anthropic_sse(
+        "claude-sonnet-4-6",
+        "Hello from Claude via Codex",
+    )))
+    .await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"claude-key\"\nprovider = \"anthropic\"\napi_key = \"sk-ant\"\nbase_url = \"{}\"\n\
+         \n[[aliases]]\nfrom = \"gpt-5.5\"\nto = \"anthropic/claude-sonnet-4-6\"\n",
+        client_key_toml(),
+        upstream.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
+    let out_file = home.path().join("last_message.txt");
+    let provider = format!(
+        "model_providers.switchyard={{name=\"switchyard\",base_url=\"{}/v1\",env_key=\"SY_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}",
+        gw.gateway().base_url()
+    );
+    let mut command = Command::new(&codex);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("TERM", "dumb")
+        .env("SY_KEY", CLIENT_KEY)
+        .current_dir(home.path())
+        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-m", "gpt-5.5"])
+        .args(["-c", "model_provider=switchyard", "-c", &provider])
+        .args([
+            "-c",
+            "analytics.enabled=false",
+            "-c",
+            "features.plugins=false",
+            "-c",
+            "check_for_update_on_startup=false",
+        ])
+        .arg("-o")
+        .arg(&out_file)
+        .arg("say hi");
+    let (ok, stdout, stderr) = run(command).await;
+    let requests = upstream.requests();
+    assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
+    let last = std::fs::read_to_string(&out_file).unwrap_or_default();
+    assert_eq!(last.trim(), "Hello from Claude via Codex", "stdout: {stdout}\nstderr: {stderr}");
+    let turn = requests
+        .iter()
+        .find(|r| r.path == "/v1/messages")
+        .unwrap_or_else(|| panic!("no /v1/messages request:\n{}", describe(&requests)));
+    let body = turn.json();
+    assert_eq!(body["model"], "claude-sonnet-4-6");
+    assert_eq!(turn.header("x-api-key"), Some("sk-ant"));
+    assert!(turn.header("anthropic-version").is_some());
+    assert!(body["messages"].is_array() && body["max_tokens"].as_u64().is_some_and(|n| n > 0), "{body}");
+    // Codex's Responses-only fields are not sent to Anthropic.
+    for field in ["input", "store", "include", "prompt_cache_key", "client_metadata", "reasoning"] {
+        assert!(body.get(field).is_none(), "{field} reached Anthropic: {body}");
+    }
+}

@@ -509,8 +509,14 @@ async fn six_directions_judged_by_the_official_sdks() {
 #[tokio::test]
 async fn a_combo_fails_over_across_all_three_formats_invisibly_to_a_streaming_client() {
     let Some(python) = sdk_python() else { return };
-    let account = FakeUpstream::start(Reply::json(503, switchyard_testkit::wire::anthropic_error("overloaded_error", "busy"))).await;
-    let glm = FakeUpstream::start(Reply::json(500, switchyard_testkit::wire::openai_error("server_error", "boom"))).await;
+    let account = FakeUpstream::start(Reply::json(
+        503,
+        switchyard_testkit::wire::anthropic_error("overloaded_error", "busy"),
+    ))
+    .await;
+    let glm =
+        FakeUpstream::start(Reply::json(500, switchyard_testkit::wire::openai_error("server_error", "boom")))
+            .await;
     let served = Turn {
         thinking: None,
         text: vec!["Served by".into(), " the third".into()],
@@ -549,9 +555,11 @@ async fn a_combo_fails_over_across_all_three_formats_invisibly_to_a_streaming_cl
         assert_eq!(res["result"]["model"], model, "{client:?}: {res}");
     }
     // Each client format went down the same chain, each hop in that hop's own format.
-    for (fake, path, model) in
-        [(&account, "/v1/messages", "claude-sonnet-4-6"), (&glm, "/v1/chat/completions", "glm-4.6"), (&openai, "/v1/responses", "gpt-5")]
-    {
+    for (fake, path, model) in [
+        (&account, "/v1/messages", "claude-sonnet-4-6"),
+        (&glm, "/v1/chat/completions", "glm-4.6"),
+        (&openai, "/v1/responses", "gpt-5"),
+    ] {
         let seen = fake.requests();
         assert_eq!(seen.len(), 3, "{path}: {:?}", seen.iter().map(|r| r.path.clone()).collect::<Vec<_>>());
         for r in seen {
