@@ -601,3 +601,64 @@ async fn a_same_format_request_is_byte_identical_at_the_upstream() {
     assert_eq!(seen.query.as_deref(), Some("beta=true"));
     assert_eq!(others.calls(), 0);
 }
+
+#[tokio::test]
+async fn long_context_ids_are_listed_and_routed_with_the_context_beta() {
+    let fake = FakeUpstream::start(Reply::sse(switchyard_testkit::wire::anthropic_sse("m", "hi"))).await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"claude-key\"\nprovider = \"anthropic\"\napi_key = \"sk-ant\"\nbase_url = \"{}\"\nmodels = [\"claude-sonnet-4-6\", \"claude-haiku-4-5\"]\n",
+        switchyard_tests::client_key_toml(),
+        fake.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let listed = gw
+        .http
+        .get(gw.url("/v1/models"))
+        .bearer_auth(CLIENT_KEY)
+        .header("anthropic-version", "2023-06-01")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listed: Value = listed.json().await.unwrap_or_default();
+    let ids: Vec<&str> = listed["data"].as_array().map(|d| d.iter().filter_map(|m| m["id"].as_str()).collect()).unwrap_or_default();
+    assert!(ids.contains(&"claude-sonnet-4-6[1m]") && ids.contains(&"anthropic/claude-sonnet-4-6[1m]"), "{ids:?}");
+    assert!(!ids.contains(&"claude-haiku-4-5[1m]"), "{ids:?}");
+    let openai_shape: Value = gw
+        .http
+        .get(gw.url("/v1/models"))
+        .bearer_auth(CLIENT_KEY)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or_default();
+    assert_eq!(openai_shape["object"], "list");
+
+    let response = gw
+        .post("/v1/messages", &json!({"model": "claude-sonnet-4-6[1m]", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    assert_eq!(response.status(), 200);
+    let seen = fake.last_request().unwrap_or_else(|| panic!("no request"));
+    assert_eq!(seen.json()["model"], "claude-sonnet-4-6");
+    assert!(seen.header("anthropic-beta").is_some_and(|b| b.contains("context-1m-2025-08-07")), "{:?}", seen.headers);
+}
+
+#[tokio::test]
+async fn count_tokens_is_estimated_when_no_anthropic_connection_can_count() {
+    let fake = FakeUpstream::start(Reply::json(500, json!({}))).await;
+    let gw = TestGateway::start(&one_connection_per_format(&[(Fmt::Chat, fake.url())])).await;
+    let text = "x".repeat(400);
+    let response = gw
+        .post(
+            "/v1/messages/count_tokens",
+            &json!({"model": "up-chat/model-1", "system": "abcd", "messages": [{"role": "user", "content": text}]}),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers().get("x-switchyard-token-estimate").and_then(|v| v.to_str().ok()), Some("chars/4"));
+    let body: Value = response.json().await.unwrap_or_default();
+    // 4 + 400 characters (roles and types are not text) → 101 tokens.
+    assert_eq!(body, json!({"input_tokens": 101}));
+    assert_eq!(fake.calls(), 0);
+}

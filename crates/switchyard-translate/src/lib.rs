@@ -230,7 +230,7 @@ pub(crate) fn derived_id(prefix: &str, seed: &str, n: usize) -> String {
 
 /// An estimate of a Messages request's input tokens, for `count_tokens` when no
 /// Anthropic upstream can count them: the characters of every string in `system`,
-/// `messages` and `tools` (never an image's base64 data) divided by 4, rounded up,
+/// `messages` and `tools` (never an image's base64 data, roles, types or ids) divided by 4, rounded up,
 /// plus 1,600 tokens per image (Anthropic's figure for a ~1.15 megapixel image).
 pub fn estimate_input_tokens(body: &Value) -> u64 {
     fn walk(v: &Value, chars: &mut u64, images: &mut u64) {
@@ -243,7 +243,7 @@ pub fn estimate_input_tokens(body: &Value) -> u64 {
                     return;
                 }
                 for (k, x) in o {
-                    if k != "type" && k != "cache_control" {
+                    if !matches!(k.as_str(), "type" | "role" | "cache_control" | "id" | "tool_use_id") {
                         walk(x, chars, images);
                     }
                 }

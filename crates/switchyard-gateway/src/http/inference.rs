@@ -141,7 +141,11 @@ async fn prepare_and_forward(
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     body.model().clone_into(&mut seen.model);
-    let mut plan = table.plan(body.model(), ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
+    let (route_model, long_context) = match body.model().strip_suffix(LONG_CONTEXT_SUFFIX) {
+        Some(base) if !table.routable_models().iter().any(|(id, _)| id == body.model()) => (base, true),
+        _ => (body.model(), false),
+    };
+    let mut plan = table.plan(route_model, ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
     if ep.upstream == UpstreamEndpoint::CountTokens {
         // Only Anthropic counts tokens; without an Anthropic connection the gateway
         // answers with its documented estimate.
@@ -177,9 +181,13 @@ async fn prepare_and_forward(
         waits: GatewayWaits::default(),
         session,
         lease,
+        long_context,
     };
     Ok(forward(state.clone(), request).await)
 }
+
+/// The suffix Claude Code puts on a model id to ask for its 1M-token context window.
+pub const LONG_CONTEXT_SUFFIX: &str = "[1m]";
 
 /// `count_tokens` answered by the gateway ([`switchyard_translate::estimate_input_tokens`]).
 fn count_tokens_estimate(body: &ClientBody) -> Response {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use switchyard_types::ClientFormat;
 
 use super::guard::authenticate;
+use super::inference::LONG_CONTEXT_SUFFIX;
 use crate::errors::ErrorFormat;
 use crate::state::AppState;
 
@@ -27,8 +28,20 @@ pub async fn list_models(
     if let Err(e) = authenticate(&table, &headers, Some(peer)) {
         return e.render(ErrorFormat::Client(format));
     }
-    let models = table.routable_models();
+    let mut models = table.routable_models();
     let body: Value = if anthropic {
+        // Claude Code offers the 1M-token context of a Sonnet or Opus model as its
+        // own `[1m]` id; routed like the base id, with the context beta flag.
+        let long: Vec<(String, String)> = models
+            .iter()
+            .filter(|(id, _)| {
+                let bare = id.rsplit('/').next().unwrap_or(id);
+                bare.starts_with("claude-") && (bare.contains("sonnet") || bare.contains("opus"))
+            })
+            .map(|(id, owner)| (format!("{id}{LONG_CONTEXT_SUFFIX}"), owner.clone()))
+            .collect();
+        models.extend(long);
+        models.sort();
         let data: Vec<Value> = models
             .iter()
             .map(|(id, _)| json!({"type": "model", "id": id, "display_name": id, "created_at": "1970-01-01T00:00:00Z"}))

@@ -56,6 +56,9 @@ pub struct ForwardRequest {
     pub session: Option<SessionKey>,
     /// The exclusive lease the request presented, checked at arrival.
     pub lease: Option<HeldLease>,
+    /// The client asked for the 1M-token context (`model[1m]`, Claude Code's
+    /// long-context ids): Anthropic upstreams get the context beta flag.
+    pub long_context: bool,
 }
 
 /// Forwards the request in a `request` span. A streaming request hears SSE

@@ -16,6 +16,8 @@ use crate::routing::connection::UpstreamAuth;
 pub const DEFAULT_ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The beta flag Anthropic requires on requests authenticated with an OAuth token.
 pub const OAUTH_BETA_FLAG: &str = "oauth-2025-04-20";
+/// The beta flag of the 1M-token context window (asked for with a `[1m]` model id).
+pub const LONG_CONTEXT_BETA_FLAG: &str = "context-1m-2025-08-07";
 
 /// Client headers copied verbatim to every upstream.
 const PASS_THROUGH: [HeaderName; 2] = [header::ACCEPT, header::USER_AGENT];
@@ -72,7 +74,7 @@ pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMa
 }
 
 /// Appends `flag` to the comma-separated `anthropic-beta` list unless present.
-fn add_beta_flag(headers: &mut HeaderMap, flag: &str) {
+pub(crate) fn add_beta_flag(headers: &mut HeaderMap, flag: &str) {
     let existing = headers.get("anthropic-beta").and_then(|v| v.to_str().ok()).unwrap_or("");
     if existing.split(',').any(|f| f.trim() == flag) {
         return;

@@ -12,7 +12,8 @@ use switchyard_resilience::claude_wall::WaitWindow;
 use super::AttemptCx;
 use super::credentials::refresh_error;
 use crate::proxy::claude_wall::{WallAction, WallHook};
-use crate::proxy::headers::upstream_headers;
+use crate::proxy::headers::{LONG_CONTEXT_BETA_FLAG, add_beta_flag, upstream_headers};
+use switchyard_types::ApiFormat;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
 
@@ -39,6 +40,9 @@ pub(super) async fn send(
             return Err(UpstreamError::Local(format!("base URL '{}' is not a valid URL", conn.base_url)));
         };
         let mut headers = upstream_headers(&req.headers, &sender);
+        if req.long_context && sender.api_format == ApiFormat::Anthropic {
+            add_beta_flag(&mut headers, LONG_CONTEXT_BETA_FLAG);
+        }
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
         let request = state.http.post(url).headers(headers).body(body.clone()).send();
