@@ -620,8 +620,14 @@ async fn long_context_ids_are_listed_and_routed_with_the_context_beta() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let listed: Value = listed.json().await.unwrap_or_default();
-    let ids: Vec<&str> = listed["data"].as_array().map(|d| d.iter().filter_map(|m| m["id"].as_str()).collect()).unwrap_or_default();
-    assert!(ids.contains(&"claude-sonnet-4-6[1m]") && ids.contains(&"anthropic/claude-sonnet-4-6[1m]"), "{ids:?}");
+    let ids: Vec<&str> = listed["data"]
+        .as_array()
+        .map(|d| d.iter().filter_map(|m| m["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        ids.contains(&"claude-sonnet-4-6[1m]") && ids.contains(&"anthropic/claude-sonnet-4-6[1m]"),
+        "{ids:?}"
+    );
     assert!(!ids.contains(&"claude-haiku-4-5[1m]"), "{ids:?}");
     let openai_shape: Value = gw
         .http
@@ -641,7 +647,11 @@ async fn long_context_ids_are_listed_and_routed_with_the_context_beta() {
     assert_eq!(response.status(), 200);
     let seen = fake.last_request().unwrap_or_else(|| panic!("no request"));
     assert_eq!(seen.json()["model"], "claude-sonnet-4-6");
-    assert!(seen.header("anthropic-beta").is_some_and(|b| b.contains("context-1m-2025-08-07")), "{:?}", seen.headers);
+    assert!(
+        seen.header("anthropic-beta").is_some_and(|b| b.contains("context-1m-2025-08-07")),
+        "{:?}",
+        seen.headers
+    );
 }
 
 #[tokio::test]
@@ -656,7 +666,10 @@ async fn count_tokens_is_estimated_when_no_anthropic_connection_can_count() {
         )
         .await;
     assert_eq!(response.status(), 200);
-    assert_eq!(response.headers().get("x-switchyard-token-estimate").and_then(|v| v.to_str().ok()), Some("chars/4"));
+    assert_eq!(
+        response.headers().get("x-switchyard-token-estimate").and_then(|v| v.to_str().ok()),
+        Some("chars/4")
+    );
     let body: Value = response.json().await.unwrap_or_default();
     // 4 + 400 characters (roles and types are not text) → 101 tokens.
     assert_eq!(body, json!({"input_tokens": 101}));

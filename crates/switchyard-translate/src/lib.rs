@@ -259,3 +259,91 @@ pub fn estimate_input_tokens(body: &Value) -> u64 {
     }
     chars.div_ceil(4) + images * 1_600
 }
+
+#[cfg(test)]
+mod roundtrip_tests;
+
+#[cfg(test)]
+mod request_tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ir::Reasoning;
+
+    fn opts() -> RequestOptions {
+        RequestOptions { model: "up".into(), default_max_tokens: 8192, ..RequestOptions::default() }
+    }
+
+    #[test]
+    fn claude_codes_billing_header_is_removed_for_other_formats() {
+        let body = json!({"model": "m", "max_tokens": 10, "system": [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.332; cch=ab12;"},
+            {"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": "hi"}]});
+        for to in [Format::Chat, Format::Responses] {
+            let out = translate_request(Format::Messages, to, &body, &opts()).unwrap_or_default().to_string();
+            assert!(!out.contains("billing") && out.contains("You are Claude Code."), "{out}");
+        }
+    }
+
+    #[test]
+    fn reasoning_is_replayed_only_to_the_family_that_produced_it() {
+        let responses_marker = thinking::encode(
+            &Reasoning::Responses { id: Some("rs_1".into()), encrypted: Some("gAAAA".into()) },
+            "",
+        );
+        let anthropic_marker =
+            thinking::encode(&Reasoning::Anthropic { signature: "EqSig".into() }, "I think");
+        // A Claude Code history: native Anthropic thinking, and reasoning an OpenAI
+        // upstream produced on an earlier (translated) turn.
+        let body = json!({"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "native", "signature": "EqNative"}, {"type": "text", "text": "a1"}]},
+            {"role": "user", "content": "q2"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "from openai", "signature": responses_marker}, {"type": "text", "text": "a2"}]},
+            {"role": "user", "content": "q3"}]});
+        let chat =
+            translate_request(Format::Messages, Format::Chat, &body, &opts()).unwrap_or_default().to_string();
+        assert!(!chat.contains("native") && !chat.contains("from openai") && !chat.contains("Eq"), "{chat}");
+        let resp = translate_request(Format::Messages, Format::Responses, &body, &opts()).unwrap_or_default();
+        let items: Vec<&Value> = resp["input"]
+            .as_array()
+            .map(|i| i.iter().filter(|x| x["type"] == "reasoning").collect())
+            .unwrap_or_default();
+        assert_eq!(items.len(), 1, "{resp}");
+        assert_eq!(items[0]["encrypted_content"], "gAAAA");
+        assert_eq!(items[0]["id"], "rs_1");
+        // Codex history carrying Anthropic thinking (as the marker Switchyard gave it).
+        let codex = json!({"model": "m", "input": [
+            {"role": "user", "content": "q1"},
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "I think"}], "encrypted_content": anthropic_marker},
+            {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA-openai-own"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a1"}]},
+            {"role": "user", "content": "q2"}]});
+        let msgs =
+            translate_request(Format::Responses, Format::Messages, &codex, &opts()).unwrap_or_default();
+        let blocks = &msgs["messages"][1]["content"];
+        assert_eq!(
+            blocks[0],
+            json!({"type": "thinking", "thinking": "I think", "signature": "EqSig"}),
+            "{msgs}"
+        );
+        assert_eq!(blocks.as_array().map(Vec::len), Some(2), "OpenAI's own reasoning is dropped: {msgs}");
+    }
+
+    #[test]
+    fn prompt_cache_key_and_modern_fields_only_where_supported() {
+        let body = json!({"model": "m", "max_tokens": 10, "thinking": {"type": "enabled", "budget_tokens": 9000},
+                          "messages": [{"role": "user", "content": "hi"}]});
+        let compatible =
+            translate_request(Format::Messages, Format::Chat, &body, &opts()).unwrap_or_default();
+        assert!(compatible.get("prompt_cache_key").is_none() && compatible.get("reasoning_effort").is_none());
+        assert_eq!(compatible["max_tokens"], 10);
+        let native =
+            RequestOptions { openai_native: true, prompt_cache_key: Some("switchyard-abc".into()), ..opts() };
+        let openai = translate_request(Format::Messages, Format::Chat, &body, &native).unwrap_or_default();
+        assert_eq!(openai["prompt_cache_key"], "switchyard-abc");
+        assert_eq!(openai["max_completion_tokens"], 10);
+        assert_eq!(openai["reasoning_effort"], "medium");
+    }
+}

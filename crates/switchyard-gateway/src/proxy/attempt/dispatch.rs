@@ -13,9 +13,9 @@ use super::AttemptCx;
 use super::credentials::refresh_error;
 use crate::proxy::claude_wall::{WallAction, WallHook};
 use crate::proxy::headers::{LONG_CONTEXT_BETA_FLAG, add_beta_flag, upstream_headers};
-use switchyard_types::ApiFormat;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
+use switchyard_types::ApiFormat;
 
 /// Sends until there is an answer to judge. A wait the usage wall asks for is the
 /// gateway's own (keep-alives flow meanwhile) and does not spend the upstream's
