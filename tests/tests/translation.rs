@@ -294,8 +294,7 @@ fn check_upstream_body(case: &Case, r: &RecordedRequest) {
             Fmt::Messages => {
                 let img = &b["messages"][0]["content"]
                     .as_array()
-                    .map(|c| c.iter().find(|p| p["type"] == "image").cloned())
-                    .flatten();
+                    .and_then(|c| c.iter().find(|p| p["type"] == "image").cloned());
                 assert_eq!(
                     img.as_ref().map(|i| i["source"].clone()),
                     Some(json!({"type": "base64", "media_type": "image/png", "data": PNG})),

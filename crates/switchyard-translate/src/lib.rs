@@ -100,6 +100,7 @@ pub const DROPPED: &[(&str, &str)] = &[
         "Responses → Messages/Chat",
         "built-in tools (web search, file search, computer use, local shell, custom/freeform tools), previous_response_id, store, truncation, text.format",
     ),
+    ("any → Responses", "stop sequences (Responses has none)"),
     ("any → Messages", "temperature and top_p while thinking is on (Anthropic rejects them with thinking)"),
     (
         "reasoning across providers",

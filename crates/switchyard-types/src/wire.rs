@@ -14,10 +14,10 @@ pub enum ApiFormat {
     #[serde(rename = "openai")]
     Openai,
     /// Chat Completions only (GLM, DeepSeek, OpenRouter, Ollama, LM Studio, …).
-    #[serde(rename = "openai-chat", alias = "openai_chat")]
+    #[serde(rename = "openai-chat")]
     OpenaiChat,
     /// Responses only.
-    #[serde(rename = "openai-responses", alias = "openai_responses")]
+    #[serde(rename = "openai-responses")]
     OpenaiResponses,
 }
 

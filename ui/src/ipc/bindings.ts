@@ -221,12 +221,22 @@ export type AliasView = {
 	to: string,
 };
 
-/**  The API family an upstream connection speaks. */
+/**
+ *  What an upstream connection speaks natively. A client request in another format
+ *  is translated on its way there (and the answer on its way back).
+ */
 export type ApiFormat = 
 /**  Anthropic Messages (`/v1/messages`). */
 "anthropic" | 
-/**  OpenAI Chat Completions and Responses (`/chat/completions`, `/responses`). */
-"openai";
+/**
+ *  OpenAI itself: Chat Completions and Responses (`/chat/completions`,
+ *  `/responses`).
+ */
+"openai" | 
+/**  Chat Completions only (GLM, DeepSeek, OpenRouter, Ollama, LM Studio, …). */
+"openai-chat" | 
+/**  Responses only. */
+"openai-responses";
 
 /**  A new client API key. */
 export type ApiKeyCreateRequest = {
@@ -953,8 +963,6 @@ export type ErrorCode =
 "forbidden_host" | 
 /**  The requested model matches no provider, combo, alias or catalogue entry. */
 "model_not_found" | 
-/**  The model's targets exist but none speaks the client's wire format. */
-"format_mismatch" | 
 /**
  *  Targets were resolved but no connection could run them (all disabled, or
  *  excluded by the client key's allowed connections); no timer is involved.

@@ -31,14 +31,12 @@ impl Decoder for Decode {
         let Ok(v) = serde_json::from_str::<Value>(data) else { return };
         let kind = json::str(&v, "type").unwrap_or(name);
         match kind {
-            "message_start" => {
-                // Some upstreams repeat message_start; the client sees one.
-                if !self.started {
-                    self.started = true;
-                    self.usage = usage_from(v.get("message").and_then(|m| m.get("usage")));
-                    let id = v.get("message").and_then(|m| json::str(m, "id")).unwrap_or("msg").to_owned();
-                    out.push(Event::Start { id, usage: self.usage });
-                }
+            // Some upstreams repeat message_start; the client sees one.
+            "message_start" if !self.started => {
+                self.started = true;
+                self.usage = usage_from(v.get("message").and_then(|m| m.get("usage")));
+                let id = v.get("message").and_then(|m| json::str(m, "id")).unwrap_or("msg").to_owned();
+                out.push(Event::Start { id, usage: self.usage });
             }
             "content_block_start" => {
                 self.ensure_started(out);

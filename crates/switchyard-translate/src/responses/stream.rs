@@ -103,24 +103,20 @@ impl Decoder for Decode {
                 self.open(Open::Text, BlockKind::Text, out);
                 out.push(Event::Delta(Delta::Text(text("delta"))));
             }
-            "response.reasoning_summary_part.added" => {
-                if self.open == Some(Open::Thinking) {
-                    if self.summary_parts > 0 {
-                        out.push(Event::Delta(Delta::Thinking("\n\n".into())));
-                    }
-                    self.summary_parts += 1;
+            "response.reasoning_summary_part.added" if self.open == Some(Open::Thinking) => {
+                if self.summary_parts > 0 {
+                    out.push(Event::Delta(Delta::Thinking("\n\n".into())));
                 }
+                self.summary_parts += 1;
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let (origin, _) = reasoning_origin(&json!({"id": v.get("item_id")}));
                 self.open(Open::Thinking, BlockKind::Thinking { origin }, out);
                 out.push(Event::Delta(Delta::Thinking(text("delta"))));
             }
-            "response.function_call_arguments.delta" => {
-                if self.open == Some(Open::Tool) {
-                    self.streamed_args = true;
-                    out.push(Event::Delta(Delta::Arguments(text("delta"))));
-                }
+            "response.function_call_arguments.delta" if self.open == Some(Open::Tool) => {
+                self.streamed_args = true;
+                out.push(Event::Delta(Delta::Arguments(text("delta"))));
             }
             "response.output_item.done" => match json::str(item, "type") {
                 Some("function_call") if self.open == Some(Open::Tool) => {

@@ -361,9 +361,9 @@ describe("ConnectionsPage", () => {
         ++attempt === 1
           ? Promise.reject({
               code: "validation_failed",
-              message: 'invalid document: /apiFormat: provider \'acme\' has no implied format: state "anthropic" or "openai"; /apiKey: required when authKind is "api_key"; /providerSpecific/quotaFamilies: must be an object',
+              message: 'invalid document: /apiFormat: provider \'acme\' has no implied format: state "anthropic", "openai", "openai-chat" or "openai-responses"; /apiKey: required when authKind is "api_key"; /providerSpecific/quotaFamilies: must be an object',
               issues: [
-                { path: "/apiFormat", message: 'provider \'acme\' has no implied format: state "anthropic" or "openai"' },
+                { path: "/apiFormat", message: 'provider \'acme\' has no implied format: state "anthropic", "openai", "openai-chat" or "openai-responses"' },
                 { path: "/apiKey", message: 'required when authKind is "api_key"' },
                 { path: "/providerSpecific/quotaFamilies", message: "must be an object" },
               ],
@@ -381,7 +381,7 @@ describe("ConnectionsPage", () => {
     const format = screen.getByLabelText("API format");
     const key = screen.getByLabelText("API key");
     expect(format).toHaveAccessibleDescription(
-      "the provider “acme” needs an API format: choose Anthropic Messages or OpenAI",
+      "the provider “acme” needs an API format: choose what its upstream speaks",
     );
     expect(key).toHaveAccessibleDescription("required when Authentication is “API key”");
 

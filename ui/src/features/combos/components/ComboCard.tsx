@@ -66,8 +66,8 @@ export function ComboCard({
       <p className="card-description">{info.explanation}</p>
       {formats.size > 1 && (
         <p className="field-hint">
-          This combo mixes API formats: a request only runs on the connections of its own format (Anthropic Messages
-          requests on the anthropic ones, OpenAI requests on the openai ones).
+          This combo mixes API formats: every target serves every client. A target that does not speak the request's
+          format gets it translated, and within a priority level the ones that speak it go first.
         </p>
       )}
       <Table

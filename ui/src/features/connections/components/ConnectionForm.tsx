@@ -74,7 +74,10 @@ export const CONNECTION_LABELS: Record<string, string> = {
 const CONNECTION_WORDS: Vocabulary = [
   [/authKind is "api_key"/g, "Authentication is “API key”"],
   [/authKind is "oauth"/g, "Authentication is “OAuth”"],
-  [/has no implied format: state "anthropic" or "openai"/g, "needs an API format: choose Anthropic Messages or OpenAI"],
+  [
+    /has no implied format: state "anthropic", "openai", "openai-chat" or "openai-responses"/g,
+    "needs an API format: choose what its upstream speaks",
+  ],
   [/provider '([^']*)'/g, "the provider “$1”"],
   [/\(omit for no cap\)/g, "(leave it empty for no cap)"],
   [/\(omit to use the settings\)/g, "(leave it empty to use the settings)"],
@@ -337,7 +340,9 @@ export function ConnectionForm({
             options={[
               ...(editing ? [] : [{ value: "" as const, label: "Implied by the provider" }]),
               { value: "anthropic", label: "Anthropic Messages" },
-              { value: "openai", label: "OpenAI (Chat Completions / Responses)" },
+              { value: "openai", label: "OpenAI (Chat Completions and Responses)" },
+              { value: "openai-chat", label: "Chat Completions only (GLM, DeepSeek, OpenRouter, Ollama, LM Studio)" },
+              { value: "openai-responses", label: "Responses only" },
             ]}
             error={errors.fieldError("/apiFormat")}
           />
