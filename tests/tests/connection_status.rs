@@ -211,7 +211,7 @@ async fn presets_fill_a_working_connection_and_their_base_url_can_be_pointed_els
     assert_eq!(glm["baseUrl"], up.url(), "the override, without its trailing slash: {glm}");
     assert_eq!(
         (&glm["provider"], &glm["apiFormat"], &glm["authKind"]),
-        (&json!("glm"), &json!("openai"), &json!("api_key"))
+        (&json!("glm"), &json!("openai-chat"), &json!("api_key"))
     );
     let others = presets.as_array().map(|l| {
         l.iter().filter(|p| p["id"] != "glm").all(|p| {

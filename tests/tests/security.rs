@@ -154,11 +154,15 @@ async fn bad_bodies_get_400_or_413_naming_the_problem() {
     let message = b["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("mystery-model") && message.contains("anthropic, openai"), "{message}");
 
-    let wrong_format =
-        send("/v1/messages", json!({"model": "openai/gpt-5", "messages": []}).to_string()).await;
-    assert_eq!(wrong_format.status(), 400);
-    let message = body_json(wrong_format).await["error"]["message"].as_str().unwrap_or_default().to_owned();
-    assert!(message.contains("openai format") && message.contains("Anthropic Messages"), "{message}");
+    // A body that cannot be translated for the target is the client's 400, in its
+    // own envelope, before anything is sent upstream.
+    let untranslatable =
+        send("/v1/messages", json!({"model": "openai/gpt-5", "messages": "hello"}).to_string()).await;
+    assert_eq!(untranslatable.status(), 400);
+    let b = body_json(untranslatable).await;
+    assert_eq!(b["type"], "error");
+    let message = b["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(message.contains("'messages' must be an array"), "{message}");
 
     let huge =
         send("/v1/messages", format!("{{\"model\":\"claude-x\",\"pad\":\"{}\"}}", "x".repeat(5000))).await;

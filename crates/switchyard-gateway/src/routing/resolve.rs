@@ -356,14 +356,15 @@ mod tests {
     }
 
     #[test]
-    fn combos_keep_target_order_and_skip_other_formats() {
+    fn combos_keep_target_order_across_formats() {
+        // The user's chain is the order, whatever format each target speaks.
         let t = table();
         let plan =
             t.plan("coding", ClientFormat::AnthropicMessages, None).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(plan.kind, RouteKind::Combo("coding".into()));
-        assert_eq!(ids(&plan), ["a1:claude-sonnet-4-6", "a2:claude-sonnet-4-6"]);
+        assert_eq!(ids(&plan), ["a1:claude-sonnet-4-6", "a2:claude-sonnet-4-6", "g1:glm-4.6"]);
         let plan = t.plan("coding", ClientFormat::OpenaiChat, None).unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(ids(&plan), ["g1:glm-4.6"]);
+        assert_eq!(ids(&plan), ["a1:claude-sonnet-4-6", "a2:claude-sonnet-4-6", "g1:glm-4.6"]);
     }
 
     #[test]
