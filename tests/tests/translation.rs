@@ -25,9 +25,10 @@ enum Scene {
     MaxTokens,
     StopSequence,
     Refusal,
+    PauseTurn,
 }
 
-const SCENES: [Scene; 9] = [
+const SCENES: [Scene; 10] = [
     Scene::Text,
     Scene::ToolSplit,
     Scene::ToolResultTurn,
@@ -37,6 +38,7 @@ const SCENES: [Scene; 9] = [
     Scene::MaxTokens,
     Scene::StopSequence,
     Scene::Refusal,
+    Scene::PauseTurn,
 ];
 
 const PNG: &str =
@@ -89,6 +91,7 @@ fn turn(scene: Scene, up: Fmt) -> Turn {
             Turn { text: text(&["one, two"]), stop: Stop::StopSequence("three".into()), ..base }
         }
         Scene::Refusal => Turn { text: text(&["I can't help with that."]), stop: Stop::Refusal, ..base },
+        Scene::PauseTurn => Turn { text: text(&["Still searching"]), stop: Stop::PauseTurn, ..base },
     }
 }
 
@@ -218,9 +221,10 @@ fn request(scene: Scene, client: Fmt) -> Value {
 /// The stop as the client's SDK reports it.
 fn expected_stop(scene: Scene, up: Fmt, client: Fmt) -> (&'static str, Option<&'static str>) {
     let stop = turn(scene, up).stop;
-    // Chat and Responses cannot say that a stop sequence matched: they say "stop".
+    // Chat and Responses cannot say that a stop sequence matched, nor that a turn
+    // paused: they say "stop".
     let stop = match (&stop, up) {
-        (Stop::StopSequence(_), Fmt::Chat | Fmt::Responses) => Stop::EndTurn,
+        (Stop::StopSequence(_) | Stop::PauseTurn, Fmt::Chat | Fmt::Responses) => Stop::EndTurn,
         _ => stop,
     };
     match client {
@@ -231,12 +235,13 @@ fn expected_stop(scene: Scene, up: Fmt, client: Fmt) -> (&'static str, Option<&'
                 Stop::ToolUse => "tool_use",
                 Stop::StopSequence(_) => "stop_sequence",
                 Stop::Refusal => "refusal",
+                Stop::PauseTurn => "pause_turn",
             },
             None,
         ),
         Fmt::Chat => (
             match stop {
-                Stop::EndTurn | Stop::StopSequence(_) => "stop",
+                Stop::EndTurn | Stop::StopSequence(_) | Stop::PauseTurn => "stop",
                 Stop::MaxTokens => "length",
                 Stop::ToolUse => "tool_calls",
                 Stop::Refusal => "content_filter",
@@ -673,4 +678,71 @@ async fn count_tokens_is_estimated_when_no_anthropic_connection_can_count() {
     // 4 + 400 characters (roles and types are not text) → 101 tokens.
     assert_eq!(body, json!({"input_tokens": 101}));
     assert_eq!(fake.calls(), 0);
+}
+
+#[tokio::test]
+async fn rate_limit_headers_reach_clients_of_other_formats() {
+    // Claude Code's and Codex's usage warnings read these from the answer's headers.
+    let anthropic = FakeUpstream::start(
+        Reply::sse(switchyard_testkit::wire::anthropic_sse("m", "hi"))
+            .with_header("anthropic-ratelimit-unified-5h-utilization", "0.42")
+            .with_header("anthropic-ratelimit-requests-remaining", "99"),
+    )
+    .await;
+    let chat = FakeUpstream::start(
+        Reply::json(200, switchyard_testkit::wire::chat_completion("m", "hi"))
+            .with_header("x-ratelimit-remaining-tokens", "12345")
+            .with_header("x-codex-primary-used-percent", "17"),
+    )
+    .await;
+    let gw = TestGateway::start(&one_connection_per_format(&[
+        (Fmt::Messages, anthropic.url()),
+        (Fmt::Chat, chat.url()),
+    ]))
+    .await;
+    let to_anthropic =
+        gw.post("/v1/responses", &json!({"model": "up-messages/m", "input": "hi", "stream": true})).await;
+    assert_eq!(to_anthropic.status(), 200);
+    let h = to_anthropic.headers().clone();
+    assert_eq!(
+        h.get("anthropic-ratelimit-unified-5h-utilization").and_then(|v| v.to_str().ok()),
+        Some("0.42")
+    );
+    assert_eq!(h.get("anthropic-ratelimit-requests-remaining").and_then(|v| v.to_str().ok()), Some("99"));
+    assert!(to_anthropic.text().await.unwrap_or_default().contains("response.completed"));
+    let to_chat = gw
+        .post(
+            "/v1/messages",
+            &json!({"model": "up-chat/m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await;
+    assert_eq!(to_chat.status(), 200);
+    let h = to_chat.headers().clone();
+    assert_eq!(h.get("x-ratelimit-remaining-tokens").and_then(|v| v.to_str().ok()), Some("12345"));
+    assert_eq!(h.get("x-codex-primary-used-percent").and_then(|v| v.to_str().ok()), Some("17"));
+    let body: Value = to_chat.json().await.unwrap_or_default();
+    assert_eq!(body["type"], "message");
+    assert_eq!(body["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
+async fn a_streaming_client_gets_a_stream_when_the_upstream_answers_whole() {
+    // Some servers ignore `stream: true`; the client still gets its own stream format.
+    let fake = FakeUpstream::start(Reply::json(
+        200,
+        switchyard_testkit::wire::anthropic_message("m", "whole answer"),
+    ))
+    .await;
+    let gw = TestGateway::start(&one_connection_per_format(&[(Fmt::Messages, fake.url())])).await;
+    let response = gw
+        .post("/v1/chat/completions", &json!({"model": "up-messages/m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap_or_default().starts_with("text/event-stream"));
+    let text = response.text().await.unwrap_or_default();
+    let chunks = switchyard_tests::sse_data(&text);
+    let content: String =
+        chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect();
+    assert_eq!(content, "whole answer", "{text}");
+    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
 }

@@ -61,7 +61,7 @@ describe("provider presets in a real browser", { timeout: 90_000 }, () => {
     const preset = (await gw.get("/api/presets")).find((p) => p.id === "glm");
     assert.deepEqual(
       [preset?.label, preset?.provider, preset?.apiFormat, preset?.baseUrl],
-      [LABEL, "glm", "openai", glm.url],
+      [LABEL, "glm", "openai-chat", glm.url],
     );
 
     await openRoute(page, gw.baseUrl, "connections", "Connections");
@@ -84,7 +84,7 @@ describe("provider presets in a real browser", { timeout: 90_000 }, () => {
     assert.ok(created, "the connection exists");
     assert.deepEqual(
       [created.name, created.apiFormat, created.authKind, created.baseUrl, created.models, created.hasSecret],
-      [LABEL, "openai", "api_key", glm.url, ["glm-4.6", "glm-4.5-air"], true],
+      [LABEL, "openai-chat", "api_key", glm.url, ["glm-4.6", "glm-4.5-air"], true],
     );
     assert.deepEqual([created.lastTest?.ok, created.status.state], [true, "routable"]);
     const row = page

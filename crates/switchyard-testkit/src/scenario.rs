@@ -24,6 +24,9 @@ pub enum Stop {
     StopSequence(String),
     /// `refusal` / `content_filter` / `incomplete: content_filter`.
     Refusal,
+    /// `pause_turn` (Anthropic only: a long server-side turn paused) / `stop` /
+    /// `completed`.
+    PauseTurn,
 }
 
 /// A tool call, its arguments split into the chunks the upstream streams.
@@ -95,6 +98,7 @@ fn anthropic_stop(stop: &Stop) -> (&'static str, Value) {
         Stop::ToolUse => ("tool_use", Value::Null),
         Stop::StopSequence(s) => ("stop_sequence", json!(s)),
         Stop::Refusal => ("refusal", Value::Null),
+        Stop::PauseTurn => ("pause_turn", Value::Null),
     }
 }
 
@@ -188,7 +192,7 @@ pub fn anthropic_sse(t: &Turn, model: &str) -> Vec<String> {
 
 fn chat_finish(stop: &Stop) -> &'static str {
     match stop {
-        Stop::EndTurn | Stop::StopSequence(_) => "stop",
+        Stop::EndTurn | Stop::StopSequence(_) | Stop::PauseTurn => "stop",
         Stop::MaxTokens => "length",
         Stop::ToolUse => "tool_calls",
         Stop::Refusal => "content_filter",

@@ -94,3 +94,59 @@ impl StreamTranslator {
         }
     }
 }
+
+/// A complete upstream answer (JSON of format `upstream`) as a stream in the client's
+/// format, for a streaming client whose upstream answered whole (some servers ignore
+/// `stream: true`).
+pub fn stream_from_response(
+    upstream: Format,
+    client: Format,
+    body: &[u8],
+    cx: StreamContext,
+) -> Result<Bytes, crate::TranslateError> {
+    use crate::ir::{BlockKind, Delta, Part};
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| crate::TranslateError(format!("the upstream answer is not JSON: {e}")))?;
+    let r = match upstream {
+        Format::Messages => anthropic::response::parse(&value),
+        Format::Chat => chat::response::parse(&value),
+        Format::Responses => responses::response::parse(&value),
+    }?;
+    let mut events =
+        vec![Event::Start { id: r.id.clone(), usage: crate::ir::Usage { output: 0, ..r.usage } }];
+    for p in &r.content {
+        match p {
+            Part::Text(t) => {
+                events.push(Event::BlockStart(BlockKind::Text));
+                events.push(Event::Delta(Delta::Text(t.clone())));
+            }
+            Part::ToolCall { id, name, arguments } => {
+                events.push(Event::BlockStart(BlockKind::ToolCall { id: id.clone(), name: name.clone() }));
+                events.push(Event::Delta(Delta::Arguments(arguments.clone())));
+            }
+            Part::Thinking { text, origin } => {
+                events.push(Event::BlockStart(BlockKind::Thinking { origin: origin.clone() }));
+                if !text.is_empty() {
+                    events.push(Event::Delta(Delta::Thinking(text.clone())));
+                }
+            }
+            Part::Image(_) | Part::ToolResult { .. } => continue,
+        }
+        let origin = match p {
+            Part::Thinking { origin, .. } => Some(origin.clone()),
+            _ => None,
+        };
+        events.push(Event::BlockStop { origin });
+    }
+    events.push(Event::Finish { stop: r.stop, usage: r.usage });
+    let mut encoder: Box<dyn Encoder> = match client {
+        Format::Messages => Box::new(anthropic::stream::Encode::new(cx)),
+        Format::Chat => Box::new(chat::stream::Encode::new(cx)),
+        Format::Responses => Box::new(responses::stream::Encode::new(cx)),
+    };
+    let mut out = BytesMut::new();
+    for e in &events {
+        encoder.encode(e, &mut out);
+    }
+    Ok(out.freeze())
+}

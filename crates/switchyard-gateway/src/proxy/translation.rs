@@ -111,6 +111,19 @@ impl Translation {
         .map_err(|e| e.to_string())
     }
 
+    /// A complete answer as a stream in the client's format (a streaming client
+    /// whose upstream answered whole).
+    pub fn response_as_stream(
+        self,
+        req: &ForwardRequest,
+        body: &[u8],
+        created: u64,
+    ) -> Result<Bytes, String> {
+        let cx = StreamContext { model: req.body.model().to_owned(), created, chat_include_usage: true };
+        switchyard_translate::stream_from_response(format_of(self.upstream), format_of(self.client), body, cx)
+            .map_err(|e| e.to_string())
+    }
+
     /// An upstream error answer in the client's envelope.
     pub fn error(self, status: u16, body: &[u8]) -> Bytes {
         Bytes::from(switchyard_translate::translate_error(format_of(self.client), status, body))

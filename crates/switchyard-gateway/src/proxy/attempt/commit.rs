@@ -61,8 +61,15 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
                 whole = read_rest(&mut stream, ready.first.take()) => whole,
                 () = cx.state.clock.sleep_until(cx.budgets.deadline) => Err(cx.budgets.expired("body byte")),
             };
+            // A streaming client whose upstream answered whole still gets a stream.
+            let streaming = cx.req.body.streaming();
             let translated = whole.and_then(|body| {
-                t.response(cx.req, &body, created).map_err(|e| {
+                let out = if streaming {
+                    t.response_as_stream(cx.req, &body, created)
+                } else {
+                    t.response(cx.req, &body, created)
+                };
+                out.map_err(|e| {
                     UpstreamError::BrokenBeforeFirstByte(format!(
                         "the upstream's answer could not be translated: {e}"
                     ))
@@ -70,7 +77,8 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
             });
             match translated {
                 Ok(body) => {
-                    client_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    let kind = if streaming { "text/event-stream" } else { "application/json" };
+                    client_headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
                     client_headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
                     ready.first = Some(body);
                     stream = Box::pin(futures_util::stream::empty());
