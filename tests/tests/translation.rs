@@ -746,3 +746,19 @@ async fn a_streaming_client_gets_a_stream_when_the_upstream_answers_whole() {
     assert_eq!(content, "whole answer", "{text}");
     assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
 }
+
+#[tokio::test]
+async fn a_plain_client_gets_one_answer_when_the_upstream_streams_anyway() {
+    let fake =
+        FakeUpstream::start(Reply::sse(switchyard_testkit::wire::anthropic_sse("m", "streamed anyway")))
+            .await;
+    let gw = TestGateway::start(&one_connection_per_format(&[(Fmt::Messages, fake.url())])).await;
+    let response = gw.post("/v1/responses", &json!({"model": "up-messages/m", "input": "hi"})).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap_or_default().starts_with("application/json"));
+    let body: Value = response.json().await.unwrap_or_default();
+    assert_eq!(body["object"], "response", "{body}");
+    assert_eq!(body["status"], "completed", "{body}");
+    assert_eq!(body["output"][0]["content"][0]["text"], "streamed anyway", "{body}");
+    assert_eq!(body["model"], "up-messages/m");
+}

@@ -25,7 +25,7 @@ mod stream;
 pub mod thinking;
 
 pub use error::translate_error;
-pub use stream::{StreamContext, StreamTranslator, stream_from_response};
+pub use stream::{StreamContext, StreamTranslator, response_from_stream, stream_from_response};
 
 use serde_json::Value;
 

@@ -150,3 +150,83 @@ pub fn stream_from_response(
     }
     Ok(out.freeze())
 }
+
+/// A whole upstream stream (SSE of format `upstream`) as one complete answer in the
+/// client's format, for a non-streaming client whose upstream streamed anyway (some
+/// servers ignore `stream: false`). An error event or a cut-short stream is an error.
+pub fn response_from_stream(
+    upstream: Format,
+    client: Format,
+    body: &[u8],
+    model: &str,
+    created: u64,
+) -> Result<Vec<u8>, crate::TranslateError> {
+    use crate::ir::{BlockKind, Delta, Part, Reasoning, Response, StopReason, Usage};
+    let mut parser = SseParser::new().max_buffer(usize::MAX);
+    parser.feed(body);
+    parser.feed(b"\n\n");
+    let mut decoder: Box<dyn Decoder> = match upstream {
+        Format::Messages => Box::new(anthropic::stream::Decode::default()),
+        Format::Chat => Box::new(chat::stream::Decode::default()),
+        Format::Responses => Box::new(responses::stream::Decode::default()),
+    };
+    let mut events = Vec::new();
+    while let Some(ev) = parser.next_event() {
+        decoder.event(&ev.event, &ev.data, &mut events);
+    }
+    if !decoder.end(&mut events) {
+        return Err(crate::TranslateError("the upstream stream ended before the answer was complete".into()));
+    }
+    let mut r = Response {
+        id: String::new(),
+        content: Vec::new(),
+        stop: StopReason::EndTurn,
+        usage: Usage::default(),
+    };
+    for e in events {
+        match e {
+            Event::Start { id, usage } => {
+                r.id = id;
+                r.usage = usage;
+            }
+            Event::BlockStart(BlockKind::Text) => r.content.push(Part::Text(String::new())),
+            Event::BlockStart(BlockKind::Thinking { origin }) => {
+                r.content.push(Part::Thinking { text: String::new(), origin });
+            }
+            Event::BlockStart(BlockKind::ToolCall { id, name }) => {
+                r.content.push(Part::ToolCall { id, name, arguments: String::new() });
+            }
+            Event::Delta(d) => match (d, r.content.last_mut()) {
+                (Delta::Text(t), Some(Part::Text(s)))
+                | (Delta::Thinking(t), Some(Part::Thinking { text: s, .. }))
+                | (Delta::Arguments(t), Some(Part::ToolCall { arguments: s, .. })) => s.push_str(&t),
+                _ => {}
+            },
+            Event::BlockStop { origin: Some(o) } => {
+                if let Some(Part::Thinking { origin, .. }) = r.content.last_mut() {
+                    *origin = o;
+                }
+            }
+            Event::BlockStop { origin: None } => {}
+            Event::Finish { stop, usage } => {
+                r.stop = stop;
+                r.usage.merge(&usage);
+            }
+            Event::Error { message, .. } => return Err(crate::TranslateError(message)),
+        }
+    }
+    // A thinking block whose proof never came cannot be replayed; keep it readable.
+    for p in &mut r.content {
+        if let Part::Thinking { origin, .. } = p
+            && matches!(origin, Reasoning::Anthropic { signature } if signature.is_empty())
+        {
+            *origin = Reasoning::Plain;
+        }
+    }
+    let out = match client {
+        Format::Messages => anthropic::response::emit(&r, model),
+        Format::Chat => chat::response::emit_at(&r, model, created),
+        Format::Responses => responses::response::emit_at(&r, model, created),
+    };
+    Ok(out.to_string().into_bytes())
+}

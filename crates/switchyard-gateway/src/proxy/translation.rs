@@ -124,6 +124,25 @@ impl Translation {
             .map_err(|e| e.to_string())
     }
 
+    /// A whole upstream stream as one complete answer (a non-streaming client whose
+    /// upstream streamed anyway).
+    pub fn response_from_stream(
+        self,
+        req: &ForwardRequest,
+        body: &[u8],
+        created: u64,
+    ) -> Result<Bytes, String> {
+        switchyard_translate::response_from_stream(
+            format_of(self.upstream),
+            format_of(self.client),
+            body,
+            req.body.model(),
+            created,
+        )
+        .map(Bytes::from)
+        .map_err(|e| e.to_string())
+    }
+
     /// An upstream error answer in the client's envelope.
     pub fn error(self, status: u16, body: &[u8]) -> Bytes {
         Bytes::from(switchyard_translate::translate_error(format_of(self.client), status, body))

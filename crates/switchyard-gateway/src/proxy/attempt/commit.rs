@@ -53,21 +53,27 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
     let mut translator = None;
     if let Some(t) = cx.translation {
         client_headers.remove(header::CONTENT_LENGTH);
-        if sse {
+        let streaming = cx.req.body.streaming();
+        if sse && streaming {
             translator = Some(t.stream(cx.req, created));
         } else {
-            // A complete answer is translated whole (it is one JSON document).
+            // A complete answer is translated whole (it is one JSON document); so is
+            // a stream a non-streaming client gets from an upstream that streamed
+            // anyway (with the partial frame the framing held back).
+            let mut first = ready.first.take().unwrap_or_default();
+            if let Some((mut framing, _)) = ready.sse.take() {
+                first = [first.as_ref(), framing.take_tail().as_ref()].concat().into();
+            }
             let whole = tokio::select! {
-                whole = read_rest(&mut stream, ready.first.take()) => whole,
+                whole = read_rest(&mut stream, Some(first)) => whole,
                 () = cx.state.clock.sleep_until(cx.budgets.deadline) => Err(cx.budgets.expired("body byte")),
             };
             // A streaming client whose upstream answered whole still gets a stream.
-            let streaming = cx.req.body.streaming();
             let translated = whole.and_then(|body| {
-                let out = if streaming {
-                    t.response_as_stream(cx.req, &body, created)
-                } else {
-                    t.response(cx.req, &body, created)
+                let out = match (sse, streaming) {
+                    (true, _) => t.response_from_stream(cx.req, &body, created),
+                    (false, true) => t.response_as_stream(cx.req, &body, created),
+                    (false, false) => t.response(cx.req, &body, created),
                 };
                 out.map_err(|e| {
                     UpstreamError::BrokenBeforeFirstByte(format!(
