@@ -66,3 +66,19 @@ pub fn one_connection_per_format(urls: &[(Fmt, String)]) -> String {
     }
     toml
 }
+
+/// One fake upstream per format (each failing loudly on an unscripted call) and a
+/// gateway with one connection to each.
+pub async fn fakes_and_gateway() -> (Vec<(Fmt, switchyard_testkit::FakeUpstream)>, crate::TestGateway) {
+    let mut fakes = Vec::new();
+    for f in FORMATS {
+        let fallback = switchyard_testkit::Reply::json(
+            500,
+            serde_json::json!({"error": {"message": format!("unscripted call to the {} fake", f.name())}}),
+        );
+        fakes.push((f, switchyard_testkit::FakeUpstream::start(fallback).await));
+    }
+    let urls: Vec<(Fmt, String)> = fakes.iter().map(|(f, u)| (*f, u.url())).collect();
+    let gw = crate::TestGateway::start(&one_connection_per_format(&urls)).await;
+    (fakes, gw)
+}

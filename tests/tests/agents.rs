@@ -65,6 +65,43 @@ fn claude_command(claude: &std::path::Path, home: &std::path::Path, gw: &TestGat
     command
 }
 
+/// `codex exec "say hi"` pointed at `gw` with the client key, offline, with a private
+/// home (Codex runs its tools in a sandbox that dislikes /tmp homes, so it sits
+/// beside the build's temp dir); its last message lands in the returned file.
+fn codex_command(codex: &std::path::Path, gw: &TestGateway) -> (tempfile::TempDir, PathBuf, Command) {
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
+    let out_file = home.path().join("last_message.txt");
+    let provider = format!(
+        "model_providers.switchyard={{name=\"switchyard\",base_url=\"{}/v1\",env_key=\"SY_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}",
+        gw.gateway().base_url()
+    );
+    let mut command = Command::new(codex);
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("TERM", "dumb")
+        .env("SY_KEY", CLIENT_KEY)
+        .current_dir(home.path())
+        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-m", "gpt-5.5"])
+        .args(["-c", "model_provider=switchyard", "-c", &provider])
+        .args([
+            "-c",
+            "analytics.enabled=false",
+            "-c",
+            "features.plugins=false",
+            "-c",
+            "check_for_update_on_startup=false",
+        ])
+        .arg("-o")
+        .arg(&out_file)
+        .arg("say hi");
+    (home, out_file, command)
+}
+
 async fn run(mut command: Command) -> (bool, String, String) {
     command.kill_on_drop(true).stdin(std::process::Stdio::null());
     let output = match tokio::time::timeout(Duration::from_secs(180), command.output()).await {
@@ -133,38 +170,7 @@ async fn codex_runs_through_the_gateway() {
         upstream.url()
     );
     let gw = TestGateway::start(&config).await;
-    // Codex runs its tools in a sandbox that dislikes /tmp homes; keep it beside the data dir.
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
-    let codex_home = home.path().join(".codex");
-    std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
-    let out_file = home.path().join("last_message.txt");
-    let provider = format!(
-        "model_providers.switchyard={{name=\"switchyard\",base_url=\"{}/v1\",env_key=\"SY_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}",
-        gw.gateway().base_url()
-    );
-
-    let mut command = Command::new(&codex);
-    command
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("CODEX_HOME", &codex_home)
-        .env("TERM", "dumb")
-        .env("SY_KEY", CLIENT_KEY)
-        .current_dir(home.path())
-        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-m", "gpt-5.5"])
-        .args(["-c", "model_provider=switchyard", "-c", &provider])
-        .args([
-            "-c",
-            "analytics.enabled=false",
-            "-c",
-            "features.plugins=false",
-            "-c",
-            "check_for_update_on_startup=false",
-        ])
-        .arg("-o")
-        .arg(&out_file)
-        .arg("say hi");
+    let (_home, out_file, command) = codex_command(&codex, &gw);
     let (ok, stdout, stderr) = run(command).await;
     let requests = upstream.requests();
     assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
@@ -333,36 +339,7 @@ async fn codex_runs_on_an_anthropic_connection() {
         upstream.url()
     );
     let gw = TestGateway::start(&config).await;
-    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
-    let codex_home = home.path().join(".codex");
-    std::fs::create_dir_all(&codex_home).unwrap_or_else(|e| panic!("{e}"));
-    let out_file = home.path().join("last_message.txt");
-    let provider = format!(
-        "model_providers.switchyard={{name=\"switchyard\",base_url=\"{}/v1\",env_key=\"SY_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}",
-        gw.gateway().base_url()
-    );
-    let mut command = Command::new(&codex);
-    command
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("CODEX_HOME", &codex_home)
-        .env("TERM", "dumb")
-        .env("SY_KEY", CLIENT_KEY)
-        .current_dir(home.path())
-        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--color", "never", "-m", "gpt-5.5"])
-        .args(["-c", "model_provider=switchyard", "-c", &provider])
-        .args([
-            "-c",
-            "analytics.enabled=false",
-            "-c",
-            "features.plugins=false",
-            "-c",
-            "check_for_update_on_startup=false",
-        ])
-        .arg("-o")
-        .arg(&out_file)
-        .arg("say hi");
+    let (_home, out_file, command) = codex_command(&codex, &gw);
     let (ok, stdout, stderr) = run(command).await;
     let requests = upstream.requests();
     assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));

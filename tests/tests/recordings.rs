@@ -11,10 +11,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use switchyard_testkit::{FakeUpstream, Reply};
-use switchyard_tests::formats::{FORMATS, Fmt, one_connection_per_format};
+use switchyard_testkit::Reply;
+use switchyard_tests::formats::{FORMATS, Fmt, fakes_and_gateway};
 use switchyard_tests::judge::{judge, sdk_python};
-use switchyard_tests::{CLIENT_KEY, MANAGEMENT_TOKEN, TestGateway};
+use switchyard_tests::{CLIENT_KEY, MANAGEMENT_TOKEN};
 
 fn recordings_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("SWITCHYARD_RECORDINGS") {
@@ -133,16 +133,7 @@ async fn every_recording_replays_through_every_translated_direction() {
     let dir = recordings_dir();
     let recordings = load(&dir);
     assert!(recordings.len() >= 40, "only {} recordings found in {}", recordings.len(), dir.display());
-    let mut fakes = Vec::new();
-    for f in FORMATS {
-        let fallback = Reply::json(
-            500,
-            json!({"error": {"message": format!("unscripted call to the {} fake", f.name())}}),
-        );
-        fakes.push((f, FakeUpstream::start(fallback).await));
-    }
-    let urls: Vec<(Fmt, String)> = fakes.iter().map(|(f, u)| (*f, u.url())).collect();
-    let gw = TestGateway::start(&one_connection_per_format(&urls)).await;
+    let (fakes, gw) = fakes_and_gateway().await;
 
     // Answers first, in one batch; then each provider error on its own, after the
     // cooldown the previous one rightly caused is cleared.

@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 use switchyard_testkit::scenario::{self, Call, Stop, Tokens, Turn};
 use switchyard_testkit::{FakeUpstream, RecordedRequest, Reply};
-use switchyard_tests::formats::{FORMATS, Fmt, one_connection_per_format};
+use switchyard_tests::formats::{FORMATS, Fmt, fakes_and_gateway, one_connection_per_format};
 use switchyard_tests::judge::{judge, sdk_python};
 use switchyard_tests::{CLIENT_KEY, TestGateway};
 
@@ -434,16 +434,7 @@ fn check_result(case: &Case, res: &Value) {
 #[tokio::test]
 async fn six_directions_judged_by_the_official_sdks() {
     let Some(python) = sdk_python() else { return };
-    let mut fakes = Vec::new();
-    for f in FORMATS {
-        let fallback = Reply::json(
-            500,
-            json!({"error": {"message": format!("unscripted call to the {} fake", f.name())}}),
-        );
-        fakes.push((f, FakeUpstream::start(fallback).await));
-    }
-    let urls: Vec<(Fmt, String)> = fakes.iter().map(|(f, u)| (*f, u.url())).collect();
-    let gw = TestGateway::start(&one_connection_per_format(&urls)).await;
+    let (fakes, gw) = fakes_and_gateway().await;
 
     let mut cases = Vec::new();
     for scene in SCENES {

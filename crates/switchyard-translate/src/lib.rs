@@ -19,6 +19,7 @@ pub mod anthropic;
 pub mod chat;
 pub mod error;
 pub mod ir;
+mod openai;
 pub mod responses;
 mod sse;
 mod stream;

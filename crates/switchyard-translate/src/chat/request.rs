@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::ir::{Effort, Image, Message, Part, Reasoning, Request, Role, Tool, ToolChoice};
+use crate::ir::{Effort, Image, Message, Part, Reasoning, Request, Role};
+use crate::openai::{function_tool, tool_choice, tool_choice_value};
 use crate::{RequestOptions, TranslateError, json};
 
 fn user_parts(content: Option<&Value>) -> Vec<Part> {
@@ -81,27 +82,10 @@ pub fn parse(body: &Value) -> Result<Request, TranslateError> {
             other => return Err(TranslateError(format!("unknown message role {other:?}"))),
         }
     }
-    for t in json::arr(body, "tools") {
-        let f = t.get("function").unwrap_or(&Value::Null);
-        if let Some(name) = json::str(f, "name") {
-            req.tools.push(Tool {
-                name: name.to_owned(),
-                description: json::str(f, "description").map(str::to_owned),
-                schema: f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
-            });
-        }
-    }
-    req.tool_choice = match body.get("tool_choice") {
-        Some(Value::String(s)) => match s.as_str() {
-            "none" => Some(ToolChoice::None),
-            "required" => Some(ToolChoice::Required),
-            _ => Some(ToolChoice::Auto),
-        },
-        Some(obj @ Value::Object(_)) => {
-            obj.get("function").and_then(|f| json::str(f, "name")).map(|n| ToolChoice::Named(n.to_owned()))
-        }
-        _ => None,
-    };
+    req.tools =
+        json::arr(body, "tools").iter().filter_map(|t| t.get("function").and_then(function_tool)).collect();
+    req.tool_choice =
+        tool_choice(body.get("tool_choice"), |obj| obj.get("function").and_then(|f| json::str(f, "name")));
     req.parallel_tool_calls = body.get("parallel_tool_calls").and_then(Value::as_bool);
     req.max_tokens = body
         .get("max_completion_tokens")
@@ -221,12 +205,7 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         if let Some(tc) = &req.tool_choice {
-            let v = match tc {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::Required => json!("required"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Named(n) => json!({"type": "function", "function": {"name": n}}),
-            };
+            let v = tool_choice_value(tc, |n| json!({"type": "function", "function": {"name": n}}));
             body.insert("tool_choice".into(), v);
         }
         if let Some(p) = req.parallel_tool_calls {

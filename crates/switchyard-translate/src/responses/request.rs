@@ -3,7 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{reasoning_origin, reasoning_text};
-use crate::ir::{Effort, Image, Message, Part, Reasoning, Request, Role, Tool, ToolChoice};
+use crate::ir::{Effort, Image, Message, Part, Reasoning, Request, Role};
+use crate::openai::{function_tool, tool_choice, tool_choice_value};
 use crate::{RequestOptions, TranslateError, json};
 
 fn content_parts(content: Option<&Value>) -> Vec<Part> {
@@ -52,27 +53,12 @@ pub fn parse(body: &Value) -> Result<Request, TranslateError> {
         None => {}
         Some(_) => return Err(TranslateError("'input' must be a string or an array".into())),
     }
-    for t in json::arr(body, "tools") {
-        if json::str(t, "type") != Some("function") {
-            continue;
-        }
-        if let Some(name) = json::str(t, "name") {
-            req.tools.push(Tool {
-                name: name.to_owned(),
-                description: json::str(t, "description").map(str::to_owned),
-                schema: t.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
-            });
-        }
-    }
-    req.tool_choice = match body.get("tool_choice") {
-        Some(Value::String(s)) => match s.as_str() {
-            "none" => Some(ToolChoice::None),
-            "required" => Some(ToolChoice::Required),
-            _ => Some(ToolChoice::Auto),
-        },
-        Some(obj @ Value::Object(_)) => json::str(obj, "name").map(|n| ToolChoice::Named(n.to_owned())),
-        _ => None,
-    };
+    req.tools = json::arr(body, "tools")
+        .iter()
+        .filter(|t| json::str(t, "type") == Some("function"))
+        .filter_map(function_tool)
+        .collect();
+    req.tool_choice = tool_choice(body.get("tool_choice"), |obj| json::str(obj, "name"));
     req.parallel_tool_calls = body.get("parallel_tool_calls").and_then(Value::as_bool);
     req.max_tokens = body.get("max_output_tokens").and_then(Value::as_u64);
     req.temperature = json::f64(body, "temperature");
@@ -213,12 +199,7 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         if let Some(tc) = &req.tool_choice {
-            let v = match tc {
-                ToolChoice::Auto => json!("auto"),
-                ToolChoice::Required => json!("required"),
-                ToolChoice::None => json!("none"),
-                ToolChoice::Named(n) => json!({"type": "function", "name": n}),
-            };
+            let v = tool_choice_value(tc, |n| json!({"type": "function", "name": n}));
             body.insert("tool_choice".into(), v);
         }
         if let Some(p) = req.parallel_tool_calls {
