@@ -43,3 +43,10 @@ FROM connections;
 DROP TABLE connections;
 ALTER TABLE connections_new RENAME TO connections;
 CREATE INDEX connections_provider ON connections (provider, priority, id);
+
+-- Connections made from the presets of providers that speak only Chat Completions
+-- were stored as 'openai' before this format existed; they are 'openai-chat' now, so
+-- a Responses client is translated for them instead of sent a Responses request
+-- they cannot answer.
+UPDATE connections SET api_format = 'openai-chat'
+WHERE api_format = 'openai' AND provider IN ('glm', 'deepseek', 'kimi', 'openrouter', 'ollama', 'lmstudio');

@@ -753,3 +753,59 @@ async fn a_plain_client_gets_one_answer_when_the_upstream_streams_anyway() {
     assert_eq!(body["output"][0]["content"][0]["text"], "streamed anyway", "{body}");
     assert_eq!(body["model"], "up-messages/m");
 }
+
+#[tokio::test]
+async fn a_session_that_moves_back_to_anthropic_never_replays_reasoning_anthropic_did_not_sign() {
+    // Turn 1 is served by a Chat upstream with reasoning; Claude Code keeps the
+    // thinking block it was shown. Turn 2 goes to Anthropic natively: that block
+    // must not arrive (Anthropic rejects a signature it did not issue).
+    let reasoning = Turn {
+        thinking: Some(("Let me think.".into(), String::new())),
+        text: vec!["Four.".into()],
+        calls: vec![],
+        stop: Stop::EndTurn,
+        usage: Tokens::default(),
+    };
+    let chat = FakeUpstream::start(Reply::json(200, scenario::chat_json(&reasoning, "glm-4.6"))).await;
+    let anthropic =
+        FakeUpstream::start(Reply::json(200, switchyard_testkit::wire::anthropic_message("m", "ok"))).await;
+    let gw = TestGateway::start(&one_connection_per_format(&[
+        (Fmt::Messages, anthropic.url()),
+        (Fmt::Chat, chat.url()),
+    ]))
+    .await;
+    let first = gw
+        .post("/v1/messages", &json!({"model": "up-chat/glm-4.6", "max_tokens": 100, "messages": [{"role": "user", "content": "2+2?"}]}))
+        .await;
+    let first: Value = first.json().await.unwrap_or_default();
+    let shown = first["content"][0].clone();
+    assert_eq!(shown["type"], "thinking", "{first}");
+    let second = json!({"model": "up-messages/claude-x", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": [shown, {"type": "text", "text": "Four."}]},
+        {"role": "user", "content": "and 3+3?"}]});
+    assert_eq!(gw.post("/v1/messages", &second).await.status(), 200);
+    let seen = anthropic.last_request().unwrap_or_else(|| panic!("no request")).json();
+    assert_eq!(seen["messages"][1]["content"], json!([{"type": "text", "text": "Four."}]), "{seen}");
+    assert_eq!(seen["model"], "claude-x");
+}
+
+#[tokio::test]
+async fn an_openai_compatible_server_is_not_sent_openais_own_fields() {
+    let fake =
+        FakeUpstream::start(Reply::json(200, switchyard_testkit::wire::chat_completion("m", "ok"))).await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"vllm\"\nprovider = \"openai-compatible\"\napi_key = \"sk-v\"\nbase_url = \"{}/v1\"\n",
+        switchyard_tests::client_key_toml(),
+        fake.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    let body = json!({"model": "openai-compatible/m", "max_tokens": 77, "thinking": {"type": "enabled", "budget_tokens": 4096},
+                      "metadata": {"user_id": "session-1"}, "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(gw.post("/v1/messages", &body).await.status(), 200);
+    let seen = fake.last_request().unwrap_or_else(|| panic!("no request")).json();
+    assert_eq!(seen["max_tokens"], 77, "{seen}");
+    for field in ["max_completion_tokens", "reasoning_effort", "prompt_cache_key"] {
+        assert!(seen.get(field).is_none(), "{field}: {seen}");
+    }
+}

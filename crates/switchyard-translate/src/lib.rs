@@ -69,6 +69,9 @@ pub struct RequestOptions {
     pub chat_stream_usage: bool,
     /// The upstream is OpenAI itself (modern field names, reasoning effort).
     pub openai_native: bool,
+    /// The upstream is a Claude subscription account (OAuth): its system prompt must
+    /// open with Claude Code's identity line.
+    pub anthropic_oauth: bool,
 }
 
 /// Why a body could not be translated (the client's mistake: a 400).
@@ -245,7 +248,18 @@ pub fn estimate_input_tokens(body: &Value) -> u64 {
                     return;
                 }
                 for (k, x) in o {
-                    if !matches!(k.as_str(), "type" | "role" | "cache_control" | "id" | "tool_use_id") {
+                    // Structure, ids, proofs and base64 payloads are not text.
+                    if !matches!(
+                        k.as_str(),
+                        "type"
+                            | "role"
+                            | "cache_control"
+                            | "id"
+                            | "tool_use_id"
+                            | "signature"
+                            | "data"
+                            | "media_type"
+                    ) {
                         walk(x, chars, images);
                     }
                 }
@@ -347,5 +361,110 @@ mod request_tests {
         assert_eq!(openai["prompt_cache_key"], "switchyard-abc");
         assert_eq!(openai["max_completion_tokens"], 10);
         assert_eq!(openai["reasoning_effort"], "medium");
+    }
+}
+
+#[cfg(test)]
+mod review_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn opts() -> RequestOptions {
+        RequestOptions { model: "up".into(), default_max_tokens: 8192, ..RequestOptions::default() }
+    }
+
+    #[test]
+    fn interleaved_parallel_chat_calls_keep_their_own_arguments() {
+        let chunk =
+            |d: Value| format!("data: {}\n\n", json!({"id": "c9", "choices": [{"index": 0, "delta": d}]}));
+        let frames = [
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "A", "function": {"name": "f", "arguments": ""}}]}),
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 1, "id": "B", "function": {"name": "g", "arguments": ""}}]}),
+            ),
+            chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"x\":1}"}}]})),
+            chunk(json!({"tool_calls": [{"index": 1, "function": {"arguments": "{\"y\":2}"}}]})),
+            format!(
+                "data: {}\n\n",
+                json!({"id": "c9", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+            ),
+            "data: [DONE]\n\n".to_owned(),
+        ];
+        let mut t = StreamTranslator::new(Format::Chat, Format::Messages, StreamContext::default());
+        let mut out = Vec::new();
+        for f in &frames {
+            out.extend_from_slice(&t.push(f.as_bytes()));
+        }
+        out.extend_from_slice(&t.finish().unwrap_or_default());
+        let text = String::from_utf8_lossy(&out);
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for line in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
+            let v: Value = serde_json::from_str(line).unwrap_or_default();
+            if v["type"] == "content_block_start" && v["content_block"]["type"] == "tool_use" {
+                calls.push((v["content_block"]["id"].as_str().unwrap_or_default().to_owned(), String::new()));
+            }
+            if v["delta"]["type"] == "input_json_delta"
+                && let Some(last) = calls.last_mut()
+            {
+                last.1.push_str(v["delta"]["partial_json"].as_str().unwrap_or_default());
+            }
+        }
+        assert_eq!(calls, [("A".into(), "{\"x\":1}".into()), ("B".into(), "{\"y\":2}".into())], "{text}");
+    }
+
+    #[test]
+    fn anthropic_thinking_only_where_anthropic_accepts_it() {
+        let loop_without_thinking = json!({"model": "m", "reasoning_effort": "high", "temperature": 0.2,
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+            "messages": [{"role": "user", "content": "go"},
+                         {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "done"}]});
+        let out = translate_request(Format::Chat, Format::Messages, &loop_without_thinking, &opts())
+            .unwrap_or_default();
+        assert!(out.get("thinking").is_none(), "{out}");
+        assert_eq!(out["temperature"], 0.2);
+        let forced = json!({"model": "m", "reasoning_effort": "high", "tool_choice": "required",
+            "tools": [{"type": "function", "function": {"name": "f"}}], "messages": [{"role": "user", "content": "go"}]});
+        let out = translate_request(Format::Chat, Format::Messages, &forced, &opts()).unwrap_or_default();
+        assert!(out.get("thinking").is_none() && out["tool_choice"]["type"] == "any", "{out}");
+        let free = json!({"model": "m", "reasoning_effort": "high", "messages": [{"role": "user", "content": "go"}]});
+        let out = translate_request(Format::Chat, Format::Messages, &free, &opts()).unwrap_or_default();
+        assert_eq!(out["thinking"]["budget_tokens"], 24_576, "{out}");
+        assert_eq!(out["max_tokens"], 8192 + 24_576, "the budget comes on top of the default: {out}");
+    }
+
+    #[test]
+    fn claude_accounts_get_claude_codes_identity_and_toolless_history_becomes_text() {
+        let body = json!({"model": "m", "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{\"cmd\":\"ls\"}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "a.txt"}],
+            "tools": [{"type": "web_search"}]});
+        let out = translate_request(
+            Format::Responses,
+            Format::Messages,
+            &body,
+            &RequestOptions { anthropic_oauth: true, ..opts() },
+        )
+        .unwrap_or_default();
+        assert_eq!(out["system"][0]["text"], anthropic::request::CLAUDE_CODE_IDENTITY);
+        let text = out["messages"].to_string();
+        assert!(!text.contains("tool_use") && !text.contains("tool_result"), "{out}");
+        assert!(text.contains("[called tool shell") && text.contains("[tool result: a.txt]"), "{out}");
+    }
+
+    #[test]
+    fn responses_targets_never_get_unreplayable_reasoning_and_tiny_limits_are_raised() {
+        let body = json!({"model": "m", "max_tokens": 1, "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "t",
+              "signature": thinking::encode(&ir::Reasoning::Responses { id: Some("rs_1".into()), encrypted: None }, "")}]},
+            {"role": "user", "content": "q2"}]});
+        let out = translate_request(Format::Messages, Format::Responses, &body, &opts()).unwrap_or_default();
+        assert!(!out.to_string().contains("rs_1"), "{out}");
+        assert_eq!(out["max_output_tokens"], 16);
     }
 }

@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 use switchyard_translate::{Format, RequestOptions, StreamContext, StreamTranslator};
-use switchyard_types::{ApiFormat, ClientFormat};
+use switchyard_types::{ApiFormat, AuthKind, ClientFormat};
 
 use super::forward::ForwardRequest;
 use crate::affinity::session_of;
@@ -55,7 +55,10 @@ impl Translation {
     /// The upstream body for `candidate`. The client's body was checked to
     /// translate before routing ([`check`]), so an error here is the gateway's own.
     pub fn request_body(self, req: &ForwardRequest, candidate: &Candidate) -> Result<Bytes, String> {
-        let native_openai = candidate.connection.api_format == ApiFormat::Openai;
+        // OpenAI itself, not any server of the `openai` format (an OpenAI-compatible
+        // one would not know the modern fields).
+        let conn = &candidate.connection;
+        let native_openai = conn.api_format == ApiFormat::Openai && conn.provider == "openai";
         // A session's stable key lets OpenAI route its turns to a warm prompt cache.
         let cache_key = (native_openai || self.upstream == ClientFormat::OpenaiResponses)
             .then(|| {
@@ -71,6 +74,7 @@ impl Translation {
             default_max_tokens: DEFAULT_MAX_TOKENS,
             chat_stream_usage: true,
             openai_native: native_openai,
+            anthropic_oauth: conn.api_format == ApiFormat::Anthropic && conn.auth_kind == AuthKind::Oauth,
         };
         let body = switchyard_translate::translate_request(
             format_of(self.client),
@@ -84,18 +88,7 @@ impl Translation {
 
     /// The translator of a streamed answer.
     pub fn stream(self, req: &ForwardRequest, created: u64) -> StreamTranslator {
-        let include_usage = req
-            .body
-            .tree()
-            .get("stream_options")
-            .and_then(|o| o.get("include_usage"))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
-        StreamTranslator::new(
-            format_of(self.upstream),
-            format_of(self.client),
-            StreamContext { model: req.body.model().to_owned(), created, chat_include_usage: include_usage },
-        )
+        StreamTranslator::new(format_of(self.upstream), format_of(self.client), stream_context(req, created))
     }
 
     /// A complete answer in the client's format.
@@ -119,7 +112,7 @@ impl Translation {
         body: &[u8],
         created: u64,
     ) -> Result<Bytes, String> {
-        let cx = StreamContext { model: req.body.model().to_owned(), created, chat_include_usage: true };
+        let cx = stream_context(req, created);
         switchyard_translate::stream_from_response(format_of(self.upstream), format_of(self.client), body, cx)
             .map_err(|e| e.to_string())
     }
@@ -147,6 +140,37 @@ impl Translation {
     pub fn error(self, status: u16, body: &[u8]) -> Bytes {
         Bytes::from(switchyard_translate::translate_error(format_of(self.client), status, body))
     }
+}
+
+/// What a translated stream tells its client: the model it asked for, and usage
+/// only if a Chat client asked for it (`stream_options.include_usage`).
+fn stream_context(req: &ForwardRequest, created: u64) -> StreamContext {
+    let include_usage = req
+        .body
+        .tree()
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    StreamContext { model: req.body.model().to_owned(), created, chat_include_usage: include_usage }
+}
+
+/// A same-format body for `candidate`: the client's bytes with the model spliced, or,
+/// when its history carries reasoning markers from an earlier translated turn, the
+/// body with this family's proofs restored and foreign reasoning dropped (a provider
+/// rejects a proof it did not issue). The marker search is one `memmem` over the
+/// body; clean bodies are never parsed.
+pub fn native_body(req: &ForwardRequest, candidate: &Candidate) -> Bytes {
+    let marked = matches!(req.format, ClientFormat::AnthropicMessages | ClientFormat::OpenaiResponses)
+        && memchr::memmem::find(req.body.raw(), b"swy1.").is_some();
+    if marked
+        && let Some(mut restored) =
+            switchyard_translate::thinking::restore_native(format_of(req.format), req.body.tree())
+    {
+        restored["model"] = serde_json::Value::String(candidate.model.clone());
+        return Bytes::from(restored.to_string());
+    }
+    req.body.with_model(&candidate.model)
 }
 
 /// Whether a client body can be read for translation (checked before routing when

@@ -179,27 +179,58 @@ fn emit_part(part: &Part) -> Option<Value> {
     }
 }
 
+/// Claude subscription (OAuth) tokens are only accepted for Claude Code, whose
+/// requests open their system prompt with this line.
+pub const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
+
+/// A tool block written as text, for a request that defines no tools (Anthropic
+/// refuses `tool_use`/`tool_result` blocks then; a Responses client's built-in tools
+/// are not carried).
+fn tool_block_as_text(block: &Value) -> Value {
+    let text = match json::str(block, "type") {
+        Some("tool_use") => format!(
+            "[called tool {} with {}]",
+            json::str(block, "name").unwrap_or_default(),
+            block.get("input").map(Value::to_string).unwrap_or_default()
+        ),
+        _ => format!("[tool result: {}]", json::text_of(block.get("content").unwrap_or(&Value::Null))),
+    };
+    json!({"type": "text", "text": text})
+}
+
+/// Whether Anthropic accepts thinking for these messages: when the conversation
+/// continues a tool loop, the last assistant turn must open with a thinking block
+/// (one the history could carry, i.e. Anthropic's own).
+fn thinking_allowed(messages: &[Value]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else { return true };
+    let blocks = last["content"].as_array().map_or(&[][..], Vec::as_slice);
+    let uses_tools = blocks.iter().any(|b| b["type"] == "tool_use");
+    !uses_tools || blocks.first().is_some_and(|b| b["type"] == "thinking" || b["type"] == "redacted_thinking")
+}
+
 /// Writes a Messages request.
 pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(opts.model));
-    let mut max_tokens = req.max_tokens.unwrap_or(opts.default_max_tokens.max(1));
-    let thinking_budget = req.reasoning.and_then(|e| {
-        let budget = e.budget_tokens().min(max_tokens.saturating_sub(1024));
-        (budget >= 1024).then_some(budget)
-    });
-    if req.reasoning.is_some() && thinking_budget.is_none() && req.max_tokens.is_none() {
-        max_tokens = max_tokens.max(4096);
+    let mut system: Vec<&str> = req.system.iter().map(String::as_str).collect();
+    if opts.anthropic_oauth && system.first().is_none_or(|s| !s.starts_with(CLAUDE_CODE_IDENTITY)) {
+        system.insert(0, CLAUDE_CODE_IDENTITY);
     }
-    body.insert("max_tokens".into(), json!(max_tokens));
-    if !req.system.is_empty() {
-        let blocks: Vec<Value> = req.system.iter().map(|s| json!({"type": "text", "text": s})).collect();
+    if !system.is_empty() {
+        let blocks: Vec<Value> = system.iter().map(|s| json!({"type": "text", "text": s})).collect();
         body.insert("system".into(), Value::Array(blocks));
     }
     let mut messages: Vec<Value> = Vec::new();
     let mut last_role: Option<Role> = None;
     for m in &req.messages {
         let mut blocks: Vec<Value> = m.parts.iter().filter_map(emit_part).collect();
+        if req.tools.is_empty() {
+            for b in &mut blocks {
+                if b["type"] == "tool_use" || b["type"] == "tool_result" {
+                    *b = tool_block_as_text(b);
+                }
+            }
+        }
         if blocks.is_empty() {
             continue;
         }
@@ -221,6 +252,22 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
         messages.push(json!({"role": role, "content": blocks}));
         last_role = Some(m.role);
     }
+    // Thinking only where Anthropic accepts it: not with a forced tool choice, and
+    // not in a tool loop whose last assistant turn carries no thinking of its own.
+    let forced =
+        matches!(req.tool_choice, Some(ToolChoice::Required | ToolChoice::Named(_))) && !req.tools.is_empty();
+    let reasoning = req.reasoning.filter(|_| !forced && thinking_allowed(&messages));
+    // With no limit named, the thinking budget comes on top of the default.
+    let max_tokens = match (req.max_tokens, reasoning) {
+        (Some(n), _) => n,
+        (None, Some(e)) => opts.default_max_tokens.max(1) + e.budget_tokens(),
+        (None, None) => opts.default_max_tokens.max(1),
+    };
+    let thinking_budget = reasoning.and_then(|e| {
+        let budget = e.budget_tokens().min(max_tokens.saturating_sub(1024));
+        (budget >= 1024).then_some(budget)
+    });
+    body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req

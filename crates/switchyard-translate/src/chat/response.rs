@@ -28,10 +28,13 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
     if let Some(r) = refusal {
         content.push(Part::Text(r.to_owned()));
     }
-    for call in json::arr(msg, "tool_calls") {
+    let id = json::str(v, "id").unwrap_or("chatcmpl").to_owned();
+    for (i, call) in json::arr(msg, "tool_calls").iter().enumerate() {
         let f = call.get("function").unwrap_or(&Value::Null);
         content.push(Part::ToolCall {
-            id: json::str(call, "id").unwrap_or_default().to_owned(),
+            id: json::str(call, "id")
+                .filter(|s| !s.is_empty())
+                .map_or_else(|| derived_id("call_", &id, i), str::to_owned),
             name: json::str(f, "name").unwrap_or_default().to_owned(),
             arguments: json::arguments_text(f.get("arguments")),
         });
@@ -40,12 +43,11 @@ pub fn parse(v: &Value) -> Result<Response, TranslateError> {
     if refusal.is_some() {
         stop = StopReason::Refusal;
     }
-    Ok(Response {
-        id: json::str(v, "id").unwrap_or("chatcmpl").to_owned(),
-        content,
-        stop,
-        usage: usage_from(v.get("usage")),
-    })
+    // Some servers say "stop" after calling tools; the client must still run them.
+    if stop == StopReason::EndTurn && content.iter().any(|p| matches!(p, Part::ToolCall { .. })) {
+        stop = StopReason::ToolUse;
+    }
+    Ok(Response { id, content, stop, usage: usage_from(v.get("usage")) })
 }
 
 /// Completion ids as Chat clients expect them.

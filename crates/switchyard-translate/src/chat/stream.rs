@@ -1,9 +1,12 @@
 //! Chat Completions streams.
 //!
-//! Reading: a Chat stream has no block structure, so the decoder makes one. Text,
-//! reasoning and each tool call are blocks; a tool call is told apart by its
-//! `index` and, for upstreams that number every call 0, by a new `id`; a
-//! continuation chunk (no id, no name) extends the call it indexes. The
+//! Reading: a Chat stream has no block structure, so the decoder makes one. Text and
+//! reasoning are blocks; each tool call is a block, told apart by its `index` and,
+//! for upstreams that number every call 0, by a new `id`; a continuation chunk (no
+//! id, no name) extends the call it indexes. The first tool call streams as it
+//! arrives; calls that start after it are held whole and written when it is done (at
+//! `finish_reason`), because a provider may interleave the argument fragments of
+//! parallel calls and the client formats cannot reopen a closed block. The
 //! `finish_reason` chunk may come before the usage chunk, so the answer finishes at
 //! `[DONE]` (or at the end of the body after a `finish_reason`); a body that ends
 //! without either was cut short.
@@ -21,31 +24,45 @@ use crate::{derived_id, json, sse};
 enum Open {
     Text,
     Thinking,
-    /// A tool call: its upstream index and id.
-    Tool(u64, String),
 }
 
-/// A tool call whose name has not arrived yet (its arguments wait with it).
-struct PendingTool {
+/// A tool call being read.
+struct Call {
     index: u64,
     id: String,
+    name: Option<String>,
+    /// Arguments not yet written.
     args: String,
+    /// Its block has started (the streaming call only).
+    started: bool,
+}
+
+impl Call {
+    fn is(&self, index: u64, id: Option<&str>) -> bool {
+        self.index == index && id.is_none_or(|id| id == self.id)
+    }
 }
 
 /// Reads a Chat Completions stream.
 #[derive(Default)]
 pub struct Decode {
     started: bool,
+    id: String,
     open: Option<Open>,
-    pending: Option<PendingTool>,
-    tools: usize,
+    /// The call that streams.
+    streaming: Option<Call>,
+    /// Calls that started after it, held whole.
+    held: Vec<Call>,
+    /// Indexes of calls already written and closed (a late fragment is dropped).
+    written: Vec<u64>,
+    calls: usize,
     stop: Option<StopReason>,
     usage: Usage,
     finished: bool,
 }
 
 impl Decode {
-    fn close(&mut self, out: &mut Vec<Event>) {
+    fn close_text(&mut self, out: &mut Vec<Event>) {
         if self.open.take().is_some() {
             out.push(Event::BlockStop { origin: None });
         }
@@ -53,47 +70,79 @@ impl Decode {
 
     fn open(&mut self, want: Open, kind: BlockKind, out: &mut Vec<Event>) {
         if self.open.as_ref() != Some(&want) {
-            self.close(out);
+            self.flush_calls(out);
+            self.close_text(out);
             out.push(Event::BlockStart(kind));
             self.open = Some(want);
         }
     }
 
-    fn tool_delta(&mut self, call: &Value, out: &mut Vec<Event>) {
-        let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let id = json::str(call, "id").filter(|s| !s.is_empty());
-        let f = call.get("function").unwrap_or(&Value::Null);
+    /// Writes every tool call read so far and closes them.
+    fn flush_calls(&mut self, out: &mut Vec<Event>) {
+        let calls = self.streaming.take().into_iter().chain(std::mem::take(&mut self.held));
+        for mut call in calls {
+            self.written.push(call.index);
+            if !call.started {
+                let name = call.name.take().unwrap_or_default();
+                out.push(Event::BlockStart(BlockKind::ToolCall { id: call.id, name }));
+            }
+            if !call.args.is_empty() {
+                out.push(Event::Delta(Delta::Arguments(call.args)));
+            }
+            out.push(Event::BlockStop { origin: None });
+        }
+    }
+
+    fn tool_delta(&mut self, delta: &Value, out: &mut Vec<Event>) {
+        let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let id = json::str(delta, "id").filter(|s| !s.is_empty());
+        let f = delta.get("function").unwrap_or(&Value::Null);
         let name = json::str(f, "name").filter(|s| !s.is_empty());
         let args = json::arguments_text(f.get("arguments"));
-        let continues =
-            match &self.open {
-                Some(Open::Tool(i, open_id)) => *i == index && id.is_none_or(|id| id == open_id),
-                _ => false,
-            } || self.pending.as_ref().is_some_and(|p| p.index == index && id.is_none_or(|id| id == p.id));
-        if !continues {
-            self.close(out);
-            self.pending = Some(PendingTool {
-                index,
-                id: id.map_or_else(|| derived_id("call_", "chat", self.tools), str::to_owned),
-                args: String::new(),
-            });
-            self.tools += 1;
+        let known = self.streaming.as_ref().is_some_and(|c| c.is(index, id))
+            || self.held.iter().any(|c| c.is(index, id));
+        if !known && id.is_none() && name.is_none() && self.written.contains(&index) {
+            // A fragment of a call already written: it cannot be reopened.
+            return;
         }
-        if let Some(p) = self.pending.as_mut() {
-            p.args.push_str(&args);
-            let Some(name) = name else { return };
-            let p = self.pending.take().unwrap_or_else(|| PendingTool {
+        if !known {
+            let call = Call {
                 index,
-                id: String::new(),
+                id: id.map_or_else(|| derived_id("call_", &self.id, self.calls), str::to_owned),
+                name: None,
                 args: String::new(),
-            });
-            out.push(Event::BlockStart(BlockKind::ToolCall { id: p.id.clone(), name: name.to_owned() }));
-            if !p.args.is_empty() {
-                out.push(Event::Delta(Delta::Arguments(p.args)));
+                started: false,
+            };
+            self.calls += 1;
+            if self.streaming.is_none() && self.held.is_empty() {
+                self.close_text(out);
+                self.streaming = Some(call);
+            } else {
+                self.held.push(call);
             }
-            self.open = Some(Open::Tool(index, p.id));
-        } else if !args.is_empty() {
-            out.push(Event::Delta(Delta::Arguments(args)));
+        }
+        let call = match self.streaming.as_mut().filter(|c| c.is(index, id)) {
+            Some(c) => c,
+            None => match self.held.iter_mut().find(|c| c.is(index, id)) {
+                Some(c) => c,
+                None => return,
+            },
+        };
+        if call.name.is_none() && !call.started {
+            call.name = name.map(str::to_owned);
+        }
+        call.args.push_str(&args);
+        // The streaming call starts once its name is known, then streams.
+        let is_streaming = self.streaming.as_ref().is_some_and(|c| c.is(index, id));
+        if let (true, Some(call)) = (is_streaming, self.streaming.as_mut()) {
+            if !call.started && call.name.is_some() {
+                call.started = true;
+                let name = call.name.clone().unwrap_or_default();
+                out.push(Event::BlockStart(BlockKind::ToolCall { id: call.id.clone(), name }));
+            }
+            if call.started && !call.args.is_empty() {
+                out.push(Event::Delta(Delta::Arguments(std::mem::take(&mut call.args))));
+            }
         }
     }
 
@@ -102,12 +151,13 @@ impl Decode {
             return;
         }
         self.finished = true;
-        self.close(out);
-        let stop = self.stop.clone().unwrap_or(if self.tools > 0 {
-            StopReason::ToolUse
-        } else {
-            StopReason::EndTurn
-        });
+        self.flush_calls(out);
+        self.close_text(out);
+        let mut stop = self.stop.clone().unwrap_or(StopReason::EndTurn);
+        // Some servers say "stop" after calling tools; the client must still run them.
+        if self.calls > 0 && stop == StopReason::EndTurn {
+            stop = StopReason::ToolUse;
+        }
         out.push(Event::Finish { stop, usage: self.usage });
     }
 }
@@ -135,10 +185,8 @@ impl Decoder for Decode {
         }
         if !self.started {
             self.started = true;
-            out.push(Event::Start {
-                id: json::str(&v, "id").unwrap_or("chatcmpl").to_owned(),
-                usage: Usage::default(),
-            });
+            self.id = json::str(&v, "id").unwrap_or("chatcmpl").to_owned();
+            out.push(Event::Start { id: self.id.clone(), usage: Usage::default() });
         }
         // Only the first choice is carried (n > 1 is not translated).
         let first = json::arr(&v, "choices")
@@ -160,8 +208,8 @@ impl Decoder for Decode {
                 self.tool_delta(call, out);
             }
             if let Some(reason) = json::str(choice, "finish_reason") {
-                self.close(out);
-                self.pending = None;
+                self.flush_calls(out);
+                self.close_text(out);
                 let mut stop = stop_from(Some(reason));
                 if json::str(d, "refusal").is_some() {
                     stop = StopReason::Refusal;

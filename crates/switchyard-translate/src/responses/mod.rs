@@ -87,9 +87,11 @@ pub(crate) fn reasoning_text(item: &Value) -> String {
 /// A reasoning item for a Responses client (foreign proofs carried as markers).
 pub(crate) fn reasoning_item(id: &str, text: &str, origin: &Reasoning) -> Value {
     let summary = if text.is_empty() { json!([]) } else { json!([{"type": "summary_text", "text": text}]) };
+    // Without its encrypted content an OpenAI item cannot be replayed (`store` is
+    // off); anything else carries its origin as a marker.
     let encrypted = match origin {
         Reasoning::Responses { encrypted: Some(e), .. } => json!(e),
-        Reasoning::Responses { encrypted: None, .. } | Reasoning::Plain => Value::Null,
+        Reasoning::Responses { encrypted: None, .. } => Value::Null,
         other => json!(thinking::encode(other, text)),
     };
     let mut item = json!({"id": id, "type": "reasoning", "summary": summary});

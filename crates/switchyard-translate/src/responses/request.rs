@@ -161,23 +161,23 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
                         .collect();
                     input.push(json!({"type": "function_call_output", "call_id": call_id, "output": text}));
                 }
-                Part::Thinking { text, origin: Reasoning::Responses { id, encrypted } } => {
+                Part::Thinking { text, origin: Reasoning::Responses { id, encrypted: Some(encrypted) } } => {
                     flush(&mut content, &mut input);
                     let summary = if text.is_empty() {
                         json!([])
                     } else {
                         json!([{"type": "summary_text", "text": text}])
                     };
-                    let mut item = json!({"type": "reasoning", "summary": summary});
+                    let mut item =
+                        json!({"type": "reasoning", "summary": summary, "encrypted_content": encrypted});
                     if let Some(id) = id {
                         item["id"] = json!(id);
                     }
-                    if let Some(e) = encrypted {
-                        item["encrypted_content"] = json!(e);
-                    }
                     input.push(item);
                 }
-                // Another family's reasoning cannot be verified by a Responses upstream.
+                // Another family's reasoning cannot be verified by a Responses upstream,
+                // and an OpenAI item without its encrypted content cannot be replayed
+                // with `store` off.
                 Part::Thinking { .. } => {}
             }
         }
@@ -207,7 +207,7 @@ pub fn emit(req: &Request, opts: &RequestOptions) -> Value {
         }
     }
     if let Some(n) = req.max_tokens {
-        body.insert("max_output_tokens".into(), json!(n));
+        body.insert("max_output_tokens".into(), json!(n.max(16)));
     }
     if let Some(e) = req.reasoning {
         body.insert("reasoning".into(), json!({"effort": e.as_str(), "summary": "auto"}));

@@ -13,6 +13,7 @@ use super::AttemptCx;
 use super::credentials::refresh_error;
 use crate::proxy::claude_wall::{WallAction, WallHook};
 use crate::proxy::headers::{LONG_CONTEXT_BETA_FLAG, add_beta_flag, upstream_headers};
+use crate::proxy::translation::native_body;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
 use switchyard_types::ApiFormat;
@@ -32,7 +33,7 @@ pub(super) async fn send(
     // A same-format attempt sends the client's bytes with only the model spliced
     // (and keeps the query string); a translated one sends the upstream's format.
     let (endpoint, query, body) = match cx.translation {
-        None => (req.endpoint, req.query.as_deref(), req.body.with_model(&candidate.model)),
+        None => (req.endpoint, req.query.as_deref(), native_body(req, candidate)),
         Some(t) => (t.endpoint(), None, t.request_body(req, candidate).map_err(UpstreamError::Local)?),
     };
     loop {
