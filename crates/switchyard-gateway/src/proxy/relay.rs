@@ -302,6 +302,12 @@ impl Stream for Relay {
                 }
                 Poll::Ready(None) => {
                     let tail = this.sse.as_mut().map(|(f, _)| f.take_tail()).unwrap_or_default();
+                    if !tail.is_empty()
+                        && let Some((_, watch)) = this.sse.as_mut()
+                    {
+                        // The last event may lack its blank line; it is still read.
+                        watch.saw_progress(&[tail.as_ref(), b"\n\n"].concat(), this.clock.now_mono());
+                    }
                     let tail = match this.translator.as_mut() {
                         None => tail,
                         Some(t) => {
@@ -325,8 +331,31 @@ impl Stream for Relay {
                         }
                     };
                     this.finished = true;
-                    this.log.finish(Some(this.status), this.bytes, None);
-                    this.settle_success();
+                    // An error the upstream reported inside its stream (and relayed to
+                    // the client in its format) is that attempt's outcome, judged like
+                    // the status the provider would have answered with.
+                    let reported = this.sse.as_ref().and_then(|(_, w)| w.upstream_error().cloned());
+                    match reported {
+                        Some(e) => {
+                            tracing::warn!(event = "stream.upstream_error", kind = %e.kind, status = this.status);
+                            this.log.finish(
+                                Some(this.status),
+                                this.bytes,
+                                Some(format!("stream_error:{}", e.kind)),
+                            );
+                            let headers = http::HeaderMap::new();
+                            let outcome = AttemptOutcome::Http {
+                                status: e.status(),
+                                headers: &headers,
+                                body: &e.message,
+                            };
+                            this.guard.fail(&outcome);
+                        }
+                        None => {
+                            this.log.finish(Some(this.status), this.bytes, None);
+                            this.settle_success();
+                        }
+                    }
                     return Poll::Ready((!tail.is_empty()).then_some(Ok(tail)));
                 }
             }

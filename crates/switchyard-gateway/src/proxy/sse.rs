@@ -86,11 +86,74 @@ impl SseFraming {
 pub struct ProgressWatch {
     parser: SseParser,
     throughput: Option<(ThroughputWatch, Instant)>,
+    /// The first error the upstream reported inside its stream.
+    upstream_error: Option<StreamError>,
 }
 
 impl Default for ProgressWatch {
     fn default() -> Self {
-        ProgressWatch { parser: SseParser::new().max_buffer(MAX_FRAME_BYTES), throughput: None }
+        ProgressWatch {
+            parser: SseParser::new().max_buffer(MAX_FRAME_BYTES),
+            throughput: None,
+            upstream_error: None,
+        }
+    }
+}
+
+/// An error an upstream reported inside a 200 stream (Anthropic `event: error`,
+/// Responses `error` / `response.failed`, a Chat chunk carrying `error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamError {
+    /// The provider's error type or code (`overloaded_error`, `rate_limit_exceeded`, …).
+    pub kind: String,
+    /// Its message.
+    pub message: String,
+}
+
+impl StreamError {
+    /// Reads one event as an error report, when it is one. The JSON is parsed only
+    /// for an `error`-named event or data that mentions `"error"`.
+    fn from_event(event: &str, data: &str) -> Option<StreamError> {
+        let named = event == "error" || event == "response.failed";
+        if !named && memmem::find(data.as_bytes(), b"\"error\"").is_none() {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(data.trim()).ok()?;
+        let kind_of =
+            |v: &serde_json::Value| v.get("type").and_then(serde_json::Value::as_str).map(str::to_owned);
+        let error = match kind_of(&v).as_deref() {
+            Some("response.failed") => v.get("response")?.get("error")?.clone(),
+            Some("error") => v.get("error").cloned().unwrap_or_else(|| v.clone()),
+            _ if named => v.get("error").cloned().unwrap_or_else(|| v.clone()),
+            // A Chat chunk (no type) that carries an error object.
+            None => v.get("error").filter(|e| e.is_object())?.clone(),
+            Some(_) => return None,
+        };
+        let text = |k: &str| error.get(k).and_then(serde_json::Value::as_str);
+        Some(StreamError {
+            kind: text("type")
+                .filter(|t| *t != "error")
+                .or_else(|| text("code"))
+                .unwrap_or("api_error")
+                .to_owned(),
+            message: text("message").unwrap_or("the upstream reported an error in its stream").to_owned(),
+        })
+    }
+
+    /// The HTTP status the provider would have answered with, for the engine's
+    /// verdict (an overload counts against the provider, a rate limit cools the
+    /// connection, a request error costs nothing).
+    pub fn status(&self) -> u16 {
+        match self.kind.as_str() {
+            "overloaded_error" => 529,
+            "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" => 429,
+            "invalid_request_error" | "tool_use_failed" | "context_length_exceeded" => 400,
+            "authentication_error" => 401,
+            "permission_error" => 403,
+            "not_found_error" => 404,
+            "request_too_large" => 413,
+            _ => 500,
+        }
     }
 }
 
@@ -115,11 +178,19 @@ impl ProgressWatch {
         let mut progress = false;
         while let Some(event) = self.parser.next_event() {
             progress |= is_progress(&event.event, &event.data);
+            if self.upstream_error.is_none() {
+                self.upstream_error = StreamError::from_event(&event.event, &event.data);
+            }
             if let Some((watch, start)) = self.throughput.as_mut() {
                 watch.observe(ms_since(*start, now), throughput::classify(&event.event, &event.data));
             }
         }
         progress
+    }
+
+    /// The first error the upstream reported inside the stream, if any.
+    pub fn upstream_error(&self) -> Option<&StreamError> {
+        self.upstream_error.as_ref()
     }
 
     /// The throughput watchdog's verdict at `now` (`None` when it is off).
@@ -261,5 +332,49 @@ mod tests {
             at()
         ));
         assert!(w.saw_progress(b"data: {\"choices\":[]}\n\n", at()));
+    }
+
+    #[test]
+    fn errors_reported_inside_a_stream_are_read_in_every_format() {
+        let read = |event: &str, data: &str| {
+            StreamError::from_event(event, data).map(|e| (e.kind.clone(), e.status()))
+        };
+        assert_eq!(
+            read("error", r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            Some(("overloaded_error".into(), 529))
+        );
+        assert_eq!(
+            read(
+                "error",
+                r#"{"type":"error","sequence_number":2,"code":"insufficient_quota","message":"quota"}"#
+            ),
+            Some(("insufficient_quota".into(), 429))
+        );
+        assert_eq!(
+            read(
+                "response.failed",
+                r#"{"type":"response.failed","response":{"error":{"code":"server_error","message":"x"}}}"#
+            ),
+            Some(("server_error".into(), 500))
+        );
+        assert_eq!(
+            read(
+                "message",
+                r#"{"error":{"message":"Tool call validation failed","type":"invalid_request_error","code":"tool_use_failed"}}"#
+            ),
+            Some(("invalid_request_error".into(), 400))
+        );
+        // Model text that talks about errors, and null error fields, are not errors.
+        assert_eq!(
+            read("message", r#"{"choices":[{"delta":{"content":"the \"error\" word"}}],"error":null}"#),
+            None
+        );
+        assert_eq!(
+            read(
+                "content_block_delta",
+                r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"error"}}"#
+            ),
+            None
+        );
     }
 }
