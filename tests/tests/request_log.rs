@@ -196,3 +196,58 @@ async fn a_request_the_client_gave_up_on_is_logged_as_cancelled() {
     assert_eq!(rows[0]["model"], "anthropic/claude-sonnet-4-6");
     hold.open();
 }
+
+/// Issue 13's gap, closed with issue 14's parsers: every attempt row carries the
+/// tokens its upstream reported, streamed or whole, relayed or translated, in
+/// Anthropic's meaning (input without cached tokens).
+#[tokio::test]
+async fn attempts_carry_the_tokens_their_upstream_reported() {
+    let up = FakeUpstream::start(Reply::sse(wire::anthropic_sse("m", "hi"))).await;
+    let chat = FakeUpstream::start(Reply::json(
+        200,
+        json!({"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 64}}}),
+    ))
+    .await;
+    let config = format!(
+        "{}\n[[connections]]\nid = \"glm-key\"\nprovider = \"glm\"\napi_format = \"openai-chat\"\napi_key = \"sk-g\"\nbase_url = \"{}/v1\"\n",
+        two_anthropic_keys(&up.url(), &up.url()),
+        chat.url()
+    );
+    let gw = TestGateway::start(&config).await;
+    // A same-format Messages stream (usage in message_start and message_delta).
+    let streamed = gw
+        .post("/v1/messages", &json!({"model": "anthropic/m", "max_tokens": 5, "stream": true, "messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    let _ = streamed.text().await;
+    // A same-format Chat answer, whole.
+    let _ = gw
+        .post(
+            "/v1/chat/completions",
+            &json!({"model": "glm/m", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await
+        .text()
+        .await;
+    // The same Chat upstream for a Messages client (translated whole).
+    let _ = gw
+        .post(
+            "/v1/messages",
+            &json!({"model": "glm/m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .await
+        .text()
+        .await;
+    let rows = gw.wait_for_log_rows(3).await;
+    let tokens: Vec<Value> = rows.iter().rev().map(|r| r["tokens"].clone()).collect();
+    assert_eq!(
+        tokens,
+        [
+            json!({"input": 12, "output": 5, "cacheRead": 0, "cacheWrite": 0}),
+            json!({"input": 36, "output": 9, "cacheRead": 64, "cacheWrite": 0}),
+            json!({"input": 36, "output": 9, "cacheRead": 64, "cacheWrite": 0}),
+        ],
+        "{rows:?}"
+    );
+}

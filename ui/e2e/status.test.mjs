@@ -114,8 +114,12 @@ describe("honest status and the request log in a real browser", { timeout: 150_0
     await attempts.first().waitFor();
     assert.equal(await attempts.count(), 2);
     const [first, second] = [await attempts.nth(0).innerText(), await attempts.nth(1).innerText()];
-    assert.match(first, /^1\s+claude-a\s+claude-a\s+anthropic\s+claude-sonnet-4-6\s+503\s+\d+ ms\s+\d+ B\s+HTTP 503$/, first);
-    assert.match(second, /^2\s+key-b\s+key-b\s+anthropic\s+claude-sonnet-4-6\s+200\s+\d+ ms\s+[\d.]+ (B|KB)\s+—$/, second);
+    assert.match(first, /^1\s+claude-a\s+claude-a\s+anthropic\s+claude-sonnet-4-6\s+503\s+\d+ ms\s+\d+ B\s+not reported\s+HTTP 503$/, first);
+    assert.match(
+      second,
+      /^2\s+key-b\s+key-b\s+anthropic\s+claude-sonnet-4-6\s+200\s+\d+ ms\s+[\d.]+ (B|KB)\s+[\d,]+ in( \([\d,]+ cached\))? · [\d,]+ out\s+—$/,
+      second,
+    );
     const candidates = detail.getByRole("table", { name: "Candidates, in plan order" }).locator("tbody tr");
     assert.deepEqual(
       (await candidates.allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim()),

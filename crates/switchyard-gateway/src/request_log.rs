@@ -150,6 +150,13 @@ impl AttemptLog {
         AttemptLog { sink: sink.clone(), row: Some(row), started: Instant::now() }
     }
 
+    /// Notes the tokens the upstream reported (kept for the row written at finish).
+    pub fn set_tokens(&mut self, tokens: Option<switchyard_types::api::TokenUsageView>) {
+        if let Some(row) = self.row.as_mut() {
+            row.tokens = tokens;
+        }
+    }
+
     /// Records the final status, byte count and failure kind.
     pub fn finish(&mut self, status: Option<u16>, bytes: u64, error_kind: Option<String>) {
         if let Some(mut row) = self.row.take() {

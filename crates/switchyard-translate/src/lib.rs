@@ -468,3 +468,20 @@ mod review_tests {
         assert_eq!(out["max_output_tokens"], 16);
     }
 }
+
+/// The usage an answer of format `format` reports in `v`: a complete answer, or one
+/// streamed event (Anthropic `message_start` / `message_delta`, a Chat usage chunk,
+/// Responses `response.completed`). `None` when `v` carries no usage.
+pub fn usage_in(format: Format, v: &Value) -> Option<ir::Usage> {
+    let usage = match format {
+        Format::Messages => v.get("message").and_then(|m| m.get("usage")).or_else(|| v.get("usage")),
+        Format::Chat => v.get("usage"),
+        Format::Responses => v.get("response").and_then(|r| r.get("usage")).or_else(|| v.get("usage")),
+    }
+    .filter(|u| u.is_object())?;
+    Some(match format {
+        Format::Messages => anthropic::usage_from(Some(usage)),
+        Format::Chat => chat::usage_from(Some(usage)),
+        Format::Responses => responses::usage_from(Some(usage)),
+    })
+}

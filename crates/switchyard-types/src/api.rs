@@ -739,6 +739,24 @@ pub struct RequestLogEntryView {
     /// Why the attempt failed (`connect`, `timeout`, `http_503`, `stream_interrupted`,
     /// `client_disconnected`, ...); `None` on success.
     pub error_kind: Option<String>,
+    /// Tokens, when the upstream reported them.
+    pub tokens: Option<TokenUsageView>,
+}
+
+/// Token counts an upstream reported for one answer. `input` excludes cached tokens
+/// (OpenAI's counts, which include them, are converted), so the whole prompt is
+/// `input + cacheRead + cacheWrite`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, specta::Type)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsageView {
+    /// Uncached input tokens.
+    pub input: u32,
+    /// Output tokens (reasoning included).
+    pub output: u32,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u32,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u32,
 }
 
 /// Query of `GET /api/logs`.

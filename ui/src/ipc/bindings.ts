@@ -1652,6 +1652,8 @@ export type RequestLogEntryView = {
 	 *  `client_disconnected`, ...); `None` on success.
 	 */
 	errorKind: string | null,
+	/**  Tokens, when the upstream reported them. */
+	tokens: TokenUsageView | null,
 };
 
 /**  How a client request ended, as the agent saw it. */
@@ -2009,6 +2011,22 @@ export type ToggleSettings = {
 export type ToggleSettingsPatch = {
 	/**  The switch. */
 	enabled?: boolean | null,
+};
+
+/**
+ *  Token counts an upstream reported for one answer. `input` excludes cached tokens
+ *  (OpenAI's counts, which include them, are converted), so the whole prompt is
+ *  `input + cacheRead + cacheWrite`.
+ */
+export type TokenUsageView = {
+	/**  Uncached input tokens. */
+	input: number,
+	/**  Output tokens (reasoning included). */
+	output: number,
+	/**  Input tokens read from the prompt cache. */
+	cacheRead: number,
+	/**  Input tokens written to the prompt cache. */
+	cacheWrite: number,
 };
 
 /**

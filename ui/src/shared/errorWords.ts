@@ -24,6 +24,7 @@ const WORDS: Record<string, string> = {
   // The request log's transport failures.
   connect: "could not connect to the upstream",
   stream_interrupted: "the answer broke off before its first byte",
+  stream_truncated: "the answer ended before it was complete",
   oauth_unreachable: "the OAuth token endpoint could not be reached",
   oauth_refresh: "the OAuth token refresh was refused",
   execution_timeout: "the request ran past its time budget",
@@ -36,5 +37,7 @@ export function errorKindWords(kind: string): string {
   if (known) return known;
   const http = /^http_(\d{3})$/.exec(kind);
   if (http) return `HTTP ${http[1]}`;
+  const inStream = /^stream_error:(.+)$/.exec(kind);
+  if (inStream) return `the upstream reported ${humanize(inStream[1])} inside its stream`;
   return humanize(kind);
 }

@@ -314,6 +314,7 @@ export const attempt = (over: Partial<RequestLogEntryView> = {}): RequestLogEntr
   latencyMs: 400,
   bytes: 1234,
   errorKind: null,
+  tokens: { input: 120, output: 40, cacheRead: 900, cacheWrite: 0 },
   ...over,
 });
 
@@ -327,7 +328,7 @@ export const failedOverDetail = (): RequestDetailView => ({
     latencyMs: 910,
   }),
   attempts: [
-    attempt({ id: 7, requestId: "req-2", status: 503, latencyMs: 300, bytes: 87, errorKind: "server_error" }),
+    attempt({ id: 7, requestId: "req-2", status: 503, latencyMs: 300, bytes: 87, errorKind: "server_error", tokens: null }),
     attempt({ id: 8, requestId: "req-2", connectionId: "glm-backup", status: 200, latencyMs: 600, bytes: 2048 }),
   ],
   route: {

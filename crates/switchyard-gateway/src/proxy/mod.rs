@@ -33,6 +33,7 @@ mod strict_json;
 mod trace;
 pub mod translation;
 mod upstream_error;
+mod usage_tap;
 
 pub use body::ClientBody;
 pub(crate) use failure::excluded_targets_error;

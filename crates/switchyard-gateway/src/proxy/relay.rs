@@ -39,6 +39,8 @@ use switchyard_types::ClientFormat;
 
 use switchyard_translate::StreamTranslator;
 
+use super::usage_tap::UsageTap;
+
 use super::guard::AttemptGuard;
 use super::sse::{ProgressWatch, SseFraming};
 use crate::clock::{GatewayClock, Wait};
@@ -76,6 +78,8 @@ pub struct Relay {
     too_slow: Option<TooSlow>,
     /// Rewrites an SSE answer into the client's format, frame by frame.
     translator: Option<StreamTranslator>,
+    /// Reads a plain answer's usage from its end.
+    body_usage: Option<UsageTap>,
     finished: bool,
 }
 
@@ -103,6 +107,8 @@ pub struct RelayParts {
     pub deadline: Instant,
     /// For a translated SSE answer: its translator (`first` is upstream frames).
     pub translator: Option<StreamTranslator>,
+    /// For a plain answer: reads its usage for the log.
+    pub body_usage: Option<UsageTap>,
 }
 
 impl Relay {
@@ -136,8 +142,12 @@ impl Relay {
             stall,
             too_slow: None,
             translator,
+            body_usage: parts.body_usage,
             finished: false,
         };
+        if let (Some(tap), Some(first)) = (relay.body_usage.as_mut(), relay.first.as_ref()) {
+            tap.body_chunk(first);
+        }
         relay.check_complete();
         relay
     }
@@ -161,10 +171,24 @@ impl Relay {
         })
     }
 
+    /// Hands the usage the answer reported to its log row.
+    fn note_tokens(&mut self) {
+        let tokens = match (self.body_usage.as_mut(), self.sse.as_ref()) {
+            (Some(tap), _) => {
+                tap.finish_body();
+                tap.view()
+            }
+            (None, Some((_, watch))) => watch.usage.as_ref().and_then(UsageTap::view),
+            (None, None) => None,
+        };
+        self.log.set_tokens(tokens);
+    }
+
     /// A plain body whose declared length has been relayed is complete.
     fn check_complete(&mut self) {
         if self.expected.is_some_and(|n| self.bytes >= n) && !self.finished {
             self.finished = true;
+            self.note_tokens();
             self.log.finish(Some(self.status), self.bytes, None);
             self.settle_success();
         }
@@ -273,6 +297,9 @@ impl Stream for Relay {
                 }
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.bytes += chunk.len() as u64;
+                    if let Some(tap) = this.body_usage.as_mut() {
+                        tap.body_chunk(&chunk);
+                    }
                     let Ok(out) = this.frame(chunk) else {
                         tracing::warn!(event = "stream.frame_too_large", status = this.status);
                         return Poll::Ready(this.fail(
@@ -331,6 +358,7 @@ impl Stream for Relay {
                         }
                     };
                     this.finished = true;
+                    this.note_tokens();
                     // An error the upstream reported inside its stream (and relayed to
                     // the client in its format) is that attempt's outcome, judged like
                     // the status the provider would have answered with.

@@ -12,6 +12,7 @@ use memchr::memmem;
 use sse_parse::SseParser;
 use std::time::Instant;
 
+use super::usage_tap::UsageTap;
 use switchyard_resilience::stream_watch::is_progress;
 use switchyard_resilience::stream_watch::throughput::{self, ThroughputPolicy, ThroughputWatch, TooSlow};
 
@@ -88,6 +89,8 @@ pub struct ProgressWatch {
     throughput: Option<(ThroughputWatch, Instant)>,
     /// The first error the upstream reported inside its stream.
     upstream_error: Option<StreamError>,
+    /// The usage the stream reports, for the request log.
+    pub usage: Option<UsageTap>,
 }
 
 impl Default for ProgressWatch {
@@ -96,6 +99,7 @@ impl Default for ProgressWatch {
             parser: SseParser::new().max_buffer(MAX_FRAME_BYTES),
             throughput: None,
             upstream_error: None,
+            usage: None,
         }
     }
 }
@@ -180,6 +184,9 @@ impl ProgressWatch {
             progress |= is_progress(&event.event, &event.data);
             if self.upstream_error.is_none() {
                 self.upstream_error = StreamError::from_event(&event.event, &event.data);
+            }
+            if let Some(tap) = self.usage.as_mut() {
+                tap.event(&event.data);
             }
             if let Some((watch, start)) = self.throughput.as_mut() {
                 watch.observe(ms_since(*start, now), throughput::classify(&event.event, &event.data));

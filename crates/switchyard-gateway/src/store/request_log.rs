@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 use switchyard_types::UnixMillis;
-use switchyard_types::api::RequestLogEntryView;
+use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 
 use super::{Store, StoreResult};
 
@@ -31,6 +31,8 @@ pub struct AttemptLogRow {
     pub bytes: u64,
     /// Failure kind.
     pub error_kind: Option<String>,
+    /// Tokens the upstream reported.
+    pub tokens: Option<TokenUsageView>,
 }
 
 /// A static `SELECT` of every view column, followed by `$tail`.
@@ -38,7 +40,8 @@ macro_rules! select_rows {
     ($tail:literal) => {
         concat!(
             "SELECT id, at, request_id, api_key_id, route, provider, connection_id, model, ",
-            "status, latency_ms, bytes, error_kind FROM request_log ",
+            "status, latency_ms, bytes, error_kind, input_tokens, output_tokens, cache_read_tokens, ",
+            "cache_write_tokens FROM request_log ",
             $tail
         )
     };
@@ -69,8 +72,9 @@ impl Store {
         for r in rows {
             sqlx::query(
                 "INSERT INTO request_log (at, request_id, api_key_id, route, provider, \
-                 connection_id, model, status, latency_ms, bytes, error_kind) \
-                 VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                 connection_id, model, status, latency_ms, bytes, error_kind, input_tokens, \
+                 output_tokens, cache_read_tokens, cache_write_tokens) \
+                 VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             )
             .bind(r.at.0)
             .bind(&r.request_id)
@@ -83,6 +87,10 @@ impl Store {
             .bind(i64::from(r.latency_ms))
             .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
             .bind(&r.error_kind)
+            .bind(r.tokens.map(|t| i64::from(t.input)))
+            .bind(r.tokens.map(|t| i64::from(t.output)))
+            .bind(r.tokens.map(|t| i64::from(t.cache_read)))
+            .bind(r.tokens.map(|t| i64::from(t.cache_write)))
             .execute(&mut *tx)
             .await?;
         }
@@ -177,5 +185,20 @@ fn row_view(row: &sqlx::sqlite::SqliteRow) -> Result<RequestLogEntryView, sqlx::
         latency_ms: u32::try_from(latency).unwrap_or(u32::MAX),
         bytes: bytes as f64,
         error_kind: row.try_get("error_kind")?,
+        tokens: tokens_of(row)?,
     })
+}
+
+fn tokens_of(row: &sqlx::sqlite::SqliteRow) -> Result<Option<TokenUsageView>, sqlx::Error> {
+    let get = |name: &str| -> Result<Option<u32>, sqlx::Error> {
+        let n: Option<i64> = row.try_get(name)?;
+        Ok(n.map(|n| u32::try_from(n).unwrap_or(u32::MAX)))
+    };
+    let (Some(input), Some(output)) = (get("input_tokens")?, get("output_tokens")?) else { return Ok(None) };
+    Ok(Some(TokenUsageView {
+        input,
+        output,
+        cache_read: get("cache_read_tokens")?.unwrap_or(0),
+        cache_write: get("cache_write_tokens")?.unwrap_or(0),
+    }))
 }

@@ -60,6 +60,7 @@ describe("OverviewPage", () => {
               latencyMs: 310,
               bytes: 0,
               errorKind: "http_429",
+              tokens: null,
             },
           ],
         }),

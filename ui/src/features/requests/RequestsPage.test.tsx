@@ -170,8 +170,8 @@ describe("RequestsPage", () => {
     expect(detail).toHaveTextContent("the agent received HTTP 200");
     const attempts = within(detail).getByRole("table", { name: "Upstream attempts, in order" });
     const [first, second] = within(attempts).getAllByRole("row").slice(1);
-    expect(first).toHaveTextContent(/^1GLM mainglm-mainglmglm-5503300 ms87 Bthe upstream failed \(5xx\)$/);
-    expect(second).toHaveTextContent(/^2GLM backupglm-backupglmglm-5200600 ms2\.0 KB—$/);
+    expect(first).toHaveTextContent(/^1GLM mainglm-mainglmglm-5503300 ms87 Bnot reportedthe upstream failed \(5xx\)$/);
+    expect(second).toHaveTextContent(/^2GLM backupglm-backupglmglm-5200600 ms2\.0 KB1,020 in \(900 cached\) · 40 out—$/);
     expect(detail).toHaveTextContent("Model matched ascatalogue");
     expect(detail).toHaveTextContent("Strategypriority");
     const candidates = within(detail).getByRole("table", { name: "Candidates, in plan order" });

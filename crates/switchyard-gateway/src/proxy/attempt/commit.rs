@@ -21,7 +21,9 @@ use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::proxy::relay::{Relay, RelayParts, UpstreamStream};
 use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming};
+use crate::proxy::translation::format_of;
 use crate::proxy::upstream_error::UpstreamError;
+use crate::proxy::usage_tap::UsageTap;
 
 /// What arrived before the commit.
 struct Ready {
@@ -98,6 +100,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     let stall_ms = cx.state.resilience.settings().stream_recovery.stall_budget_ms;
+    let sse_relayed = ready.sse.is_some();
     let format = cx.req.format;
     let parts = RelayParts {
         first: ready.first,
@@ -111,6 +114,9 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
         stall_budget: Duration::from_millis(u64::from(stall_ms)),
         deadline: cx.budgets.deadline,
         translator,
+        // A plain answer's usage is read from its end, in the format relayed (the
+        // client's: a translated answer is already in it).
+        body_usage: (!sse_relayed && status < 400).then(|| UsageTap::new(format_of(format))),
     };
     let relay = Relay::new(stream, parts);
     let mut builder =
@@ -158,6 +164,9 @@ async fn until_ready(
     let throughput =
         ThroughputPolicy::from_settings(&cx.state.resilience.settings().stream_recovery.throughput_watchdog);
     let mut watch = ProgressWatch::new(throughput, clock.now_mono());
+    // Usage is read from the upstream's own events (its format, before translation).
+    let wire = cx.translation.map_or(cx.req.format, |t| t.upstream);
+    watch.usage = Some(UsageTap::new(format_of(wire)));
     let mut held = BytesMut::new();
     loop {
         match stream.next().await {

@@ -189,6 +189,7 @@ pub async fn run(
             latency_ms: 0,
             bytes: 0,
             error_kind: None,
+            tokens: None,
         },
     );
     let budgets = Budgets::new(state, req.body.streaming(), candidate);

@@ -1,8 +1,8 @@
 // One client request: what the agent received, every upstream attempt (connection,
-// model, status, latency, bytes, error in words) and why it went where it went (how
+// model, status, latency, bytes, tokens as reported, error in words) and why it went where it went (how
 // the model name matched, the strategy, each candidate with its fate, rank and
 // reason, and the further decisions). There is never a secret or a body to show.
-import type { RequestDetailView } from "../../../ipc/bindings";
+import type { RequestDetailView, TokenUsageView } from "../../../ipc/bindings";
 import { Ago } from "../../../shared/Ago";
 import { ConnectionName } from "../../../shared/ConnectionName";
 import { CopyButton } from "../../../shared/CopyButton";
@@ -17,6 +17,13 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${formatInt(n)} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** "1,200 in (+3,000 cached) · 85 out": the prompt with its cached part, then the output. */
+export function formatTokens(t: TokenUsageView): string {
+  const cached = t.cacheRead + t.cacheWrite;
+  const input = `${formatInt(t.input + cached)} in${cached > 0 ? ` (${formatInt(cached)} cached)` : ""}`;
+  return `${input} · ${formatInt(t.output)} out`;
 }
 
 function Attempts({ detail, names }: { detail: RequestDetailView; names: Map<string, string> }) {
@@ -35,7 +42,8 @@ function Attempts({ detail, names }: { detail: RequestDetailView; names: Map<str
     );
   }
   return (
-    <Table caption="Upstream attempts, in order" columns={["#", "Connection", "Model", "Status", "Latency", "Bytes", "Error"]}>
+    <Table caption="Upstream attempts, in order" columns={["#", "Connection", "Model", "Status", "Latency", "Bytes", "Tokens", "Error"]}
+    >
       <tbody>
         {detail.attempts.map((a, i) => (
           <tr key={a.id}>
@@ -49,6 +57,7 @@ function Attempts({ detail, names }: { detail: RequestDetailView; names: Map<str
             <td>{a.status ?? <span className="muted">none</span>}</td>
             <td>{formatInt(a.latencyMs)} ms</td>
             <td>{formatBytes(a.bytes)}</td>
+            <td>{a.tokens ? formatTokens(a.tokens) : <span className="muted">not reported</span>}</td>
             <td>
               {a.errorKind ? (
                 <span title={a.errorKind}>{errorKindWords(a.errorKind)}</span>

@@ -1,0 +1,118 @@
+//! Token counts for the request log, read from what the relay passes anyway: the
+//! usage events of a stream (parsed only when an event's data names `"usage"`) and
+//! the `usage` object of a complete JSON answer (found from the end of the body, and
+//! only that object parsed). Counts keep Anthropic's meaning (input without cached
+//! tokens); OpenAI's are converted ([`switchyard_translate::usage_in`]).
+
+use bytes::Bytes;
+use memchr::memmem;
+use serde_json::Value;
+use switchyard_translate::Format;
+use switchyard_translate::ir::Usage;
+use switchyard_types::api::TokenUsageView;
+
+/// The most of a JSON answer's end kept to find its `usage` (usage sits at the end
+/// of all three formats' answers).
+const JSON_TAIL_BYTES: usize = 64 * 1024;
+
+/// Collects the usage an answer reports.
+#[derive(Debug)]
+pub struct UsageTap {
+    format: Format,
+    usage: Option<Usage>,
+    /// The last chunks of a plain JSON body (shared buffers, not copies).
+    tail: Vec<Bytes>,
+    tail_len: usize,
+}
+
+impl UsageTap {
+    /// A tap for answers in `format`.
+    pub fn new(format: Format) -> UsageTap {
+        UsageTap { format, usage: None, tail: Vec::new(), tail_len: 0 }
+    }
+
+    /// One SSE event's data.
+    pub fn event(&mut self, data: &str) {
+        if memmem::find(data.as_bytes(), b"\"usage\"").is_none() {
+            return;
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+            self.note(&v);
+        }
+    }
+
+    /// A chunk of a plain JSON body (kept, bounded, until [`Self::finish_body`]).
+    pub fn body_chunk(&mut self, chunk: &Bytes) {
+        self.tail.push(chunk.clone());
+        self.tail_len += chunk.len();
+        while self.tail_len > JSON_TAIL_BYTES && self.tail.len() > 1 {
+            let dropped = self.tail.remove(0);
+            self.tail_len -= dropped.len();
+        }
+    }
+
+    /// Reads the usage of the plain body seen so far.
+    pub fn finish_body(&mut self) {
+        if self.tail.is_empty() {
+            return;
+        }
+        let joined: Bytes =
+            if self.tail.len() == 1 { self.tail[0].clone() } else { self.tail.concat().into() };
+        self.tail.clear();
+        let Some(at) = memmem::rfind(&joined, b"\"usage\"") else { return };
+        let rest = &joined[at + b"\"usage\"".len()..];
+        let Some(colon) = rest.iter().position(|b| *b == b':') else { return };
+        let mut values = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<Value>();
+        if let Some(Ok(usage)) = values.next() {
+            self.note(&serde_json::json!({ "usage": usage }));
+        }
+    }
+
+    fn note(&mut self, v: &Value) {
+        if let Some(u) = switchyard_translate::usage_in(self.format, v) {
+            self.usage.get_or_insert_with(Usage::default).merge(&u);
+        }
+    }
+
+    /// What the answer reported, if anything.
+    pub fn view(&self) -> Option<TokenUsageView> {
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        self.usage.map(|u| TokenUsageView {
+            input: clamp(u.input),
+            output: clamp(u.output),
+            cache_read: clamp(u.cache_read),
+            cache_write: clamp(u.cache_write),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_and_bodies_of_every_format_give_their_usage() {
+        let mut t = UsageTap::new(Format::Messages);
+        t.event(r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1}}}"#);
+        t.event(r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}"#);
+        t.event(r#"{"type":"message_delta","usage":{"output_tokens":42}}"#);
+        assert_eq!(t.view(), Some(TokenUsageView { input: 10, output: 42, cache_read: 90, cache_write: 0 }));
+
+        let mut t = UsageTap::new(Format::Chat);
+        t.body_chunk(&Bytes::from_static(
+            br#"{"id":"c","choices":[{"message":{"content":"the \"usage\" word"}}],"#,
+        ));
+        t.body_chunk(&Bytes::from_static(br#""usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":60}}}"#));
+        t.finish_body();
+        assert_eq!(t.view(), Some(TokenUsageView { input: 40, output: 5, cache_read: 60, cache_write: 0 }));
+
+        let mut t = UsageTap::new(Format::Responses);
+        t.event(r#"{"type":"response.completed","response":{"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":10},"output_tokens":7}}}"#);
+        assert_eq!(t.view(), Some(TokenUsageView { input: 20, output: 7, cache_read: 10, cache_write: 0 }));
+
+        let mut t = UsageTap::new(Format::Chat);
+        t.body_chunk(&Bytes::from_static(b"{\"error\":{}}"));
+        t.finish_body();
+        assert_eq!(t.view(), None);
+    }
+}
