@@ -20,15 +20,73 @@ const JSON_TAIL_BYTES: usize = 64 * 1024;
 pub struct UsageTap {
     format: Format,
     usage: Option<Usage>,
-    /// The last chunks of a plain JSON body (shared buffers, not copies).
-    tail: Vec<Bytes>,
+    /// The last chunk of a plain JSON body (a shared buffer, not a copy)...
+    last: Option<Bytes>,
+    /// ...and the ones before it, only for bodies of several chunks.
+    earlier: Vec<Bytes>,
     tail_len: usize,
+}
+
+/// Every usage field of the three formats, read without building a document tree
+/// (unknown fields are skipped).
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<Cached>,
+    #[serde(default)]
+    input_tokens_details: Option<Cached>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct Cached {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl RawUsage {
+    /// In the canonical meaning (input without cached tokens).
+    fn canonical(&self, format: Format) -> Usage {
+        let cached = |d: &Option<Cached>| d.as_ref().and_then(|d| d.cached_tokens).unwrap_or(0);
+        match format {
+            Format::Messages => Usage {
+                input: self.input_tokens,
+                output: self.output_tokens,
+                cache_read: self.cache_read_input_tokens,
+                cache_write: self.cache_creation_input_tokens,
+                reasoning: 0,
+            },
+            Format::Chat => Usage {
+                input: self.prompt_tokens.saturating_sub(cached(&self.prompt_tokens_details)),
+                output: self.completion_tokens,
+                cache_read: cached(&self.prompt_tokens_details),
+                ..Usage::default()
+            },
+            Format::Responses => Usage {
+                input: self.input_tokens.saturating_sub(cached(&self.input_tokens_details)),
+                output: self.output_tokens,
+                cache_read: cached(&self.input_tokens_details),
+                ..Usage::default()
+            },
+        }
+    }
 }
 
 impl UsageTap {
     /// A tap for answers in `format`.
     pub fn new(format: Format) -> UsageTap {
-        UsageTap { format, usage: None, tail: Vec::new(), tail_len: 0 }
+        UsageTap { format, usage: None, last: None, earlier: Vec::new(), tail_len: 0 }
     }
 
     /// One SSE event's data.
@@ -43,28 +101,33 @@ impl UsageTap {
 
     /// A chunk of a plain JSON body (kept, bounded, until [`Self::finish_body`]).
     pub fn body_chunk(&mut self, chunk: &Bytes) {
-        self.tail.push(chunk.clone());
+        if let Some(previous) = self.last.replace(chunk.clone()) {
+            self.earlier.push(previous);
+        }
         self.tail_len += chunk.len();
-        while self.tail_len > JSON_TAIL_BYTES && self.tail.len() > 1 {
-            let dropped = self.tail.remove(0);
+        while self.tail_len > JSON_TAIL_BYTES && !self.earlier.is_empty() {
+            let dropped = self.earlier.remove(0);
             self.tail_len -= dropped.len();
         }
     }
 
     /// Reads the usage of the plain body seen so far.
     pub fn finish_body(&mut self) {
-        if self.tail.is_empty() {
-            return;
-        }
-        let joined: Bytes =
-            if self.tail.len() == 1 { self.tail[0].clone() } else { self.tail.concat().into() };
-        self.tail.clear();
+        let Some(last) = self.last.take() else { return };
+        let joined: Bytes = if self.earlier.is_empty() {
+            last
+        } else {
+            let mut all = std::mem::take(&mut self.earlier);
+            all.push(last);
+            all.concat().into()
+        };
         let Some(at) = memmem::rfind(&joined, b"\"usage\"") else { return };
         let rest = &joined[at + b"\"usage\"".len()..];
         let Some(colon) = rest.iter().position(|b| *b == b':') else { return };
-        let mut values = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<Value>();
-        if let Some(Ok(usage)) = values.next() {
-            self.note(&serde_json::json!({ "usage": usage }));
+        let mut values = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<RawUsage>();
+        if let Some(Ok(raw)) = values.next() {
+            let u = raw.canonical(self.format);
+            self.usage.get_or_insert_with(Usage::default).merge(&u);
         }
     }
 
