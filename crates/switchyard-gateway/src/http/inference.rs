@@ -141,11 +141,14 @@ async fn prepare_and_forward(
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
     body.model().clone_into(&mut seen.model);
+    // A `[1m]` id routes like its base id (with the context beta), unless a combo,
+    // alias or catalogue entry has that very name: map lookups, nothing listed.
     let (route_model, long_context) = match body.model().strip_suffix(LONG_CONTEXT_SUFFIX) {
-        Some(base) if !table.routable_models().iter().any(|(id, _)| id == body.model()) => (base, true),
+        Some(base) if !table.names_exactly(body.model()) => (base, true),
         _ => (body.model(), false),
     };
-    let mut plan = table.plan(route_model, ep.format, key.as_deref()).map_err(|e| Rendered(e, format))?;
+    let plan = table.plan(route_model, ep.format, key.as_deref());
+    let mut plan = plan.map_err(|e| Rendered(e, format))?;
     if ep.upstream == UpstreamEndpoint::CountTokens {
         // Only Anthropic counts tokens; without an Anthropic connection the gateway
         // answers with its documented estimate.

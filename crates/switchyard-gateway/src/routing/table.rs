@@ -107,6 +107,13 @@ impl RoutingTable {
         table
     }
 
+    /// Whether `name` is itself a combo, an alias or a catalogue model id (bare or
+    /// as `provider/model`), by map lookups alone.
+    pub fn names_exactly(&self, name: &str) -> bool {
+        let bare = name.split_once('/').map_or(name, |(_, m)| m);
+        self.combos.contains_key(name) || self.aliases.contains_key(name) || self.catalogue.contains_key(bare)
+    }
+
     /// Every model id a client can send, sorted: combos, aliases, `provider/model`
     /// for each catalogue entry, and bare catalogue ids. Each with its owner.
     pub fn routable_models(&self) -> Vec<(String, String)> {
