@@ -22,7 +22,7 @@ pub struct ApiKeyRecord {
     pub created_at: UnixMillis,
 }
 
-fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ApiKeyRecord> {
+fn from_row(row: &sqlx::any::AnyRow) -> StoreResult<ApiKeyRecord> {
     let scopes: String = row.try_get("scopes_json")?;
     let allowed: String = row.try_get("allowed_connections_json")?;
     Ok(ApiKeyRecord {
@@ -52,7 +52,7 @@ impl Store {
     pub async fn put_api_key(&self, k: &ApiKeyRecord) -> StoreResult<()> {
         sqlx::query(
             "INSERT INTO api_keys (id, name, key_hash, scopes_json, allowed_connections_json, \
-             created_at) VALUES (?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET \
+             created_at) VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT(name) DO UPDATE SET \
              key_hash=excluded.key_hash, scopes_json=excluded.scopes_json, \
              allowed_connections_json=excluded.allowed_connections_json",
         )
@@ -69,7 +69,7 @@ impl Store {
 
     /// Deletes a key by id; returns whether it existed.
     pub async fn delete_api_key(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM api_keys WHERE id = ?").bind(id).execute(&self.pool).await?;
+        let done = sqlx::query("DELETE FROM api_keys WHERE id = $1").bind(id).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -2,7 +2,7 @@
 //! and route (the agent's view); the attempts stay in `request_log`.
 
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{
     RequestCountsView, RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView,
@@ -66,7 +66,7 @@ fn outcome_of(s: &str) -> RequestOutcome {
 const COLUMNS: &str = "request_id, at, api_key_id, route, model, status, outcome, error_code, connection_id, \
                        attempts, latency_ms";
 
-fn entry(r: &SqliteRow) -> RequestEntryView {
+fn entry(r: &AnyRow) -> RequestEntryView {
     let int = |name: &str| u32::try_from(r.get::<i64, _>(name)).unwrap_or(0);
     RequestEntryView {
         request_id: r.get("request_id"),
@@ -93,9 +93,9 @@ impl Store {
         for r in rows {
             let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
             sqlx::query(
-                "INSERT OR IGNORE INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, \
+                "INSERT INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, \
                  error_code, connection_id, attempts, failed_attempts, latency_ms, route_json) \
-                 VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (request_id) DO NOTHING",
             )
             .bind(&r.request_id)
             .bind(r.at.0)
@@ -120,7 +120,7 @@ impl Store {
     /// Deletes all but the newest `keep` requests.
     pub async fn prune_requests(&self, keep: u32) -> StoreResult<u64> {
         let done =
-            sqlx::query("DELETE FROM client_requests WHERE id <= (SELECT MAX(id) FROM client_requests) - ?")
+            sqlx::query("DELETE FROM client_requests WHERE id <= (SELECT MAX(id) FROM client_requests) - $1")
                 .bind(i64::from(keep))
                 .execute(&self.pool)
                 .await?;
@@ -134,8 +134,13 @@ impl Store {
         let mut ints: Vec<i64> = Vec::new();
         // Every value is bound; only fixed fragments are spliced into the text.
         let mut order: Vec<bool> = Vec::new(); // true = text, false = int, in placeholder order
+        // Placeholders are numbered in the order their values are bound.
+        let next = |order: &Vec<bool>| order.len() + 1;
         if let Some(before) = &q.before {
-            sql.push_str(" AND id < (SELECT id FROM client_requests WHERE request_id = ?)");
+            sql.push_str(&format!(
+                " AND id < (SELECT id FROM client_requests WHERE request_id = ${})",
+                next(&order)
+            ));
             texts.push(before.clone());
             order.push(true);
         }
@@ -144,7 +149,7 @@ impl Store {
             Some("ok") => sql.push_str(" AND status BETWEEN 200 AND 299"),
             Some("error") => sql.push_str(" AND status NOT BETWEEN 200 AND 299"),
             Some(code) => {
-                sql.push_str(" AND status = ?");
+                sql.push_str(&format!(" AND status = ${}", next(&order)));
                 ints.push(code.parse::<i64>().unwrap_or(-1));
                 order.push(false);
             }
@@ -152,22 +157,22 @@ impl Store {
         for (column, value) in [("connection_id", &q.connection), ("model", &q.model), ("api_key_id", &q.key)]
         {
             if let Some(v) = value {
-                sql.push_str(&format!(" AND {column} = ?"));
+                sql.push_str(&format!(" AND {column} = ${}", next(&order)));
                 texts.push(v.clone());
                 order.push(true);
             }
         }
         if let Some(since) = q.since {
-            sql.push_str(" AND at >= ?");
+            sql.push_str(&format!(" AND at >= ${}", next(&order)));
             ints.push(since.0);
             order.push(false);
         }
         if let Some(until) = q.until {
-            sql.push_str(" AND at < ?");
+            sql.push_str(&format!(" AND at < ${}", next(&order)));
             ints.push(until.0);
             order.push(false);
         }
-        sql.push_str(" ORDER BY id DESC LIMIT ?");
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", next(&order)));
         ints.push(i64::from(q.limit.unwrap_or(100).clamp(1, 1000)));
         order.push(false);
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -184,7 +189,7 @@ impl Store {
         &self,
         request_id: &str,
     ) -> StoreResult<Option<(RequestEntryView, RouteTraceView)>> {
-        let sql = format!("SELECT {COLUMNS}, route_json FROM client_requests WHERE request_id = ?");
+        let sql = format!("SELECT {COLUMNS}, route_json FROM client_requests WHERE request_id = $1");
         let Some(row) =
             sqlx::query(sqlx::AssertSqlSafe(sql)).bind(request_id).fetch_optional(&self.pool).await?
         else {
@@ -202,13 +207,15 @@ impl Store {
     /// Client requests since `since`, by outcome, with their attempts.
     pub async fn count_requests(&self, since: UnixMillis) -> StoreResult<RequestCountsView> {
         let row = sqlx::query(
-            "SELECT COUNT(*) AS requests, \
-                    COALESCE(SUM(outcome = 'served'), 0) AS served, \
-                    COALESCE(SUM(outcome = 'served-after-failover'), 0) AS absorbed, \
-                    COALESCE(SUM(outcome NOT IN ('served', 'served-after-failover')), 0) AS errors, \
-                    COALESCE(SUM(attempts), 0) AS attempts, \
-                    COALESCE(SUM(failed_attempts), 0) AS failed_attempts \
-             FROM client_requests WHERE at >= ?",
+            "SELECT CAST(COUNT(*) AS BIGINT) AS requests, \
+                    CAST(COALESCE(SUM(CASE WHEN outcome = 'served' THEN 1 ELSE 0 END), 0) AS BIGINT) AS served, \
+                    CAST(COALESCE(SUM(CASE WHEN outcome = 'served-after-failover' THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                      AS absorbed, \
+                    CAST(COALESCE(SUM(CASE WHEN outcome NOT IN ('served', 'served-after-failover') THEN 1 ELSE 0 END), \
+                      0) AS BIGINT) AS errors, \
+                    CAST(COALESCE(SUM(attempts), 0) AS BIGINT) AS attempts, \
+                    CAST(COALESCE(SUM(failed_attempts), 0) AS BIGINT) AS failed_attempts \
+             FROM client_requests WHERE at >= $1",
         )
         .bind(since.0)
         .fetch_one(&self.pool)

@@ -86,7 +86,7 @@ const COLUMNS: &str = "id, provider, api_format, name, auth_kind, api_key, acces
      models_json, provider_specific_json, created_at, updated_at, rate_limit_overrides_json, \
      rate_limit_protection";
 
-fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
+fn from_row(row: &sqlx::any::AnyRow) -> StoreResult<ConnectionRecord> {
     let models: String = row.try_get("models_json")?;
     let specific: String = row.try_get("provider_specific_json")?;
     let max_concurrent: Option<i64> = row.try_get("max_concurrent")?;
@@ -102,11 +102,14 @@ fn from_row(row: &sqlx::sqlite::SqliteRow) -> StoreResult<ConnectionRecord> {
         refresh_token: row.try_get("refresh_token")?,
         token_expires_at: row.try_get::<Option<i64>, _>("token_expires_at")?.map(UnixMillis),
         base_url: row.try_get("base_url")?,
-        priority: row.try_get("priority")?,
-        enabled: row.try_get("enabled")?,
+        priority: i32::try_from(row.try_get::<i64, _>("priority")?).unwrap_or(0),
+        enabled: row.try_get::<i64, _>("enabled")? != 0,
         max_concurrent: max_concurrent.and_then(|v| u32::try_from(v).ok()),
         rate_limit_overrides: parse_json("connections", "rate_limit_overrides_json", &overrides)?,
-        rate_limit_protection: row.try_get::<Option<bool>, _>("rate_limit_protection")?.filter(|on| *on),
+        rate_limit_protection: row
+            .try_get::<Option<i64>, _>("rate_limit_protection")?
+            .filter(|on| *on != 0)
+            .map(|_| true),
         models: parse_json("connections", "models_json", &models)?,
         provider_specific: parse_json("connections", "provider_specific_json", &specific)?,
         created_at: UnixMillis(row.try_get("created_at")?),
@@ -125,7 +128,7 @@ impl Store {
 
     /// One connection by id.
     pub async fn get_connection(&self, id: &str) -> StoreResult<Option<ConnectionRecord>> {
-        let sql = format!("SELECT {COLUMNS}, version FROM connections WHERE id = ?");
+        let sql = format!("SELECT {COLUMNS}, version FROM connections WHERE id = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
@@ -137,8 +140,8 @@ impl Store {
     pub async fn put_connection(&self, c: &ConnectionRecord, expected: Option<i64>) -> StoreResult<()> {
         let sql = format!(
             "INSERT INTO connections ({COLUMNS}) \
-             SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?19,?20 \
-             WHERE ?18 IS NULL OR EXISTS (SELECT 1 FROM connections WHERE id = ?1) \
+             SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$19,$20 \
+             WHERE $18 IS NULL OR EXISTS (SELECT 1 FROM connections WHERE id = $1) \
              ON CONFLICT(id) DO UPDATE SET provider=excluded.provider, \
              api_format=excluded.api_format, name=excluded.name, auth_kind=excluded.auth_kind, \
              api_key=excluded.api_key, access_token=excluded.access_token, \
@@ -149,7 +152,7 @@ impl Store {
              rate_limit_overrides_json=excluded.rate_limit_overrides_json, \
              rate_limit_protection=excluded.rate_limit_protection, \
              updated_at=excluded.updated_at, version=connections.version + 1 \
-             WHERE ?18 IS NULL OR connections.version = ?18"
+             WHERE $18 IS NULL OR connections.version = $18"
         );
         let done = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&c.id)
@@ -162,8 +165,8 @@ impl Store {
             .bind(&c.refresh_token)
             .bind(c.token_expires_at.map(|t| t.0))
             .bind(&c.base_url)
-            .bind(c.priority)
-            .bind(c.enabled)
+            .bind(i64::from(c.priority))
+            .bind(i64::from(c.enabled))
             .bind(c.max_concurrent.map(i64::from))
             .bind(to_json(&c.models))
             .bind(to_json(&c.provider_specific))
@@ -171,7 +174,7 @@ impl Store {
             .bind(c.updated_at.0)
             .bind(expected)
             .bind(to_json(&c.rate_limit_overrides))
-            .bind(c.rate_limit_protection.filter(|on| *on))
+            .bind(c.rate_limit_protection.filter(|on| *on).map(|_| 1_i64))
             .execute(&self.pool)
             .await?;
         stale_unless(done.rows_affected(), || format!("connection '{}'", c.id), expected)
@@ -189,8 +192,8 @@ impl Store {
         now: UnixMillis,
     ) -> StoreResult<bool> {
         let done = sqlx::query(
-            "UPDATE connections SET access_token = ?, refresh_token = COALESCE(?, refresh_token), \
-             token_expires_at = COALESCE(?, token_expires_at), updated_at = ? WHERE id = ?",
+            "UPDATE connections SET access_token = $1, refresh_token = COALESCE($2, refresh_token), \
+             token_expires_at = COALESCE($3, token_expires_at), updated_at = $4 WHERE id = $5",
         )
         .bind(access_token)
         .bind(refresh_token)
@@ -204,7 +207,7 @@ impl Store {
 
     /// Deletes a connection; returns whether it existed.
     pub async fn delete_connection(&self, id: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM connections WHERE id = ?").bind(id).execute(&self.pool).await?;
+        let done = sqlx::query("DELETE FROM connections WHERE id = $1").bind(id).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -1,13 +1,14 @@
 //! `session_leases`: exclusive session leases (SPEC §4.4). Every operation is one
-//! `BEGIN IMMEDIATE` transaction that first expires ACTIVE rows past their expiry
+//! serialized transaction (SQLite's write lock, or a Postgres advisory lock shared
+//! by every replica) that first expires ACTIVE rows past their expiry
 //! (lazy expiry), so a lease's state is always read after its TTL is applied.
 //!
 //! The partial unique indexes (one ACTIVE row per owner, one per connection) are
 //! what makes a lease exclusive: an insert that would break one fails in the
 //! database, whichever process or task made it, and is answered as "taken".
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 
 use super::{Store, StoreResult};
@@ -15,6 +16,9 @@ use super::{Store, StoreResult};
 /// Ended rows are kept this long (the owner's latest row is kept regardless, so
 /// its generations never repeat).
 const HISTORY_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// The lock every lease transaction takes first (see [`Store::begin_serialized`]).
+const LEASE_LOCK: i64 = 0x5359_4c45; // "SYLE"
 
 /// A lease row's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,7 +124,7 @@ pub enum TransitionOutcome {
 const COLUMNS: &str = "id, owner_hash, api_key_id, provider, connection_id, generation, state, acquired_at, \
                        renewed_at, expires_at, end_reason";
 
-fn row_of(r: &SqliteRow) -> LeaseRow {
+fn row_of(r: &AnyRow) -> LeaseRow {
     LeaseRow {
         id: r.get("id"),
         owner_hash: r.get("owner_hash"),
@@ -136,17 +140,18 @@ fn row_of(r: &SqliteRow) -> LeaseRow {
     }
 }
 
+#[cfg(test)]
 fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
 
-type Tx = Transaction<'static, Sqlite>;
+type Tx = Transaction<'static, Any>;
 
 /// Ends every ACTIVE row whose expiry has passed.
 async fn expire(tx: &mut Tx, now: UnixMillis) -> StoreResult<()> {
     sqlx::query(
         "UPDATE session_leases SET state = 'EXPIRED', ended_at = expires_at, end_reason = 'ttl-expired' \
-         WHERE state = 'ACTIVE' AND expires_at <= ?",
+         WHERE state = 'ACTIVE' AND expires_at <= $1",
     )
     .bind(now.0)
     .execute(&mut **tx)
@@ -155,13 +160,13 @@ async fn expire(tx: &mut Tx, now: UnixMillis) -> StoreResult<()> {
 }
 
 async fn active_of(tx: &mut Tx, owner_hash: &str) -> StoreResult<Option<LeaseRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM session_leases WHERE owner_hash = ? AND state = 'ACTIVE'");
+    let sql = format!("SELECT {COLUMNS} FROM session_leases WHERE owner_hash = $1 AND state = 'ACTIVE'");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(owner_hash).fetch_optional(&mut **tx).await?;
     Ok(row.as_ref().map(row_of))
 }
 
 async fn by_id(tx: &mut Tx, id: i64) -> StoreResult<Option<LeaseRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM session_leases WHERE id = ?");
+    let sql = format!("SELECT {COLUMNS} FROM session_leases WHERE id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(&mut **tx).await?;
     Ok(row.as_ref().map(row_of))
 }
@@ -187,8 +192,9 @@ async fn insert_active(
     // statement so two inserts cannot both take it.
     let inserted = sqlx::query(
         "INSERT INTO session_leases (owner_hash, api_key_id, provider, connection_id, generation, state, \
-         acquired_at, renewed_at, expires_at) VALUES (?, ?, ?, ?, COALESCE(?, (SELECT COALESCE(MAX(generation), 0) + 1 \
-         FROM session_leases WHERE owner_hash = ?)), 'ACTIVE', ?, ?, ?)",
+         acquired_at, renewed_at, expires_at) VALUES ($1, $2, $3, $4, COALESCE($5, (SELECT COALESCE(MAX(generation), 0) + 1 \
+         FROM session_leases WHERE owner_hash = $6)), 'ACTIVE', $7, $8, $9) \
+         ON CONFLICT DO NOTHING RETURNING id",
     )
     .bind(holder.owner_hash)
     .bind(holder.api_key_id)
@@ -199,12 +205,13 @@ async fn insert_active(
     .bind(acquired_at.0)
     .bind(now.0)
     .bind(expires_at.0)
-    .execute(&mut **tx)
-    .await;
+    .fetch_optional(&mut **tx)
+    .await?;
+    // A conflict with either partial unique index inserts nothing (and, unlike an
+    // error, leaves a Postgres transaction usable for the next look).
     match inserted {
-        Ok(done) => by_id(tx, done.last_insert_rowid()).await,
-        Err(e) if is_unique_violation(&e) => Ok(None),
-        Err(e) => Err(e.into()),
+        Some(row) => by_id(tx, row.try_get("id")?).await,
+        None => Ok(None),
     }
 }
 
@@ -216,7 +223,7 @@ async fn end_row(
     now: UnixMillis,
 ) -> StoreResult<bool> {
     let done = sqlx::query(
-        "UPDATE session_leases SET state = ?, ended_at = ?, end_reason = ? WHERE id = ? AND state = 'ACTIVE'",
+        "UPDATE session_leases SET state = $1, ended_at = $2, end_reason = $3 WHERE id = $4 AND state = 'ACTIVE'",
     )
     .bind(state.as_db())
     .bind(now.0)
@@ -229,9 +236,7 @@ async fn end_row(
 
 impl Store {
     async fn lease_tx(&self, now: UnixMillis) -> StoreResult<Tx> {
-        // IMMEDIATE: take the write lock first, so a lease transaction never reads a
-        // snapshot another writer then invalidates (that would be SQLITE_BUSY, not a wait).
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_serialized(LEASE_LOCK).await?;
         expire(&mut tx, now).await?;
         Ok(tx)
     }
@@ -249,7 +254,7 @@ impl Store {
         let mut tx = self.lease_tx(now).await?;
         let expires_at = now.plus_millis(ttl_ms);
         sqlx::query(
-            "DELETE FROM session_leases WHERE state <> 'ACTIVE' AND ended_at < ? \
+            "DELETE FROM session_leases WHERE state <> 'ACTIVE' AND ended_at < $1 \
              AND id NOT IN (SELECT MAX(id) FROM session_leases GROUP BY owner_hash)",
         )
         .bind(now.0 - HISTORY_MS)
@@ -264,7 +269,7 @@ impl Store {
                     tx.rollback().await?;
                     return Ok(AcquireOutcome::OwnerBusy);
                 }
-                sqlx::query("UPDATE session_leases SET renewed_at = ?, expires_at = ? WHERE id = ?")
+                sqlx::query("UPDATE session_leases SET renewed_at = $1, expires_at = $2 WHERE id = $3")
                     .bind(now.0)
                     .bind(expires_at.0)
                     .bind(held.id)
@@ -311,7 +316,7 @@ impl Store {
             tx.commit().await?;
             return Ok(None);
         };
-        sqlx::query("UPDATE session_leases SET renewed_at = ?, expires_at = ? WHERE id = ?")
+        sqlx::query("UPDATE session_leases SET renewed_at = $1, expires_at = $2 WHERE id = $3")
             .bind(now.0)
             .bind(now.plus_millis(ttl_ms).0)
             .bind(held.id)
@@ -368,7 +373,7 @@ impl Store {
         generation: i64,
     ) -> StoreResult<Option<LeaseRow>> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM session_leases WHERE owner_hash = ? AND api_key_id = ? AND generation = ? \
+            "SELECT {COLUMNS} FROM session_leases WHERE owner_hash = $1 AND api_key_id = $2 AND generation = $3 \
              ORDER BY id DESC LIMIT 1"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -498,7 +503,7 @@ mod tests {
             async move {
                 sqlx::query(
                     "INSERT INTO session_leases (owner_hash, api_key_id, provider, connection_id, generation, \
-                     state, acquired_at, renewed_at, expires_at) VALUES (?, 'k', 'p', ?, 1, 'ACTIVE', 0, 0, 1)",
+                     state, acquired_at, renewed_at, expires_at) VALUES ($1, 'k', 'p', $2, 1, 'ACTIVE', 0, 0, 1)",
                 )
                 .bind(owner)
                 .bind(connection)

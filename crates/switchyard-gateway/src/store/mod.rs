@@ -1,5 +1,13 @@
-//! SQLite persistence (sqlx, WAL mode): connections, client keys, combos, aliases,
-//! settings and the request log.
+//! Persistence: connections, client keys, combos, aliases, settings, the resilience
+//! state, pins, leases and the request log, in one of two backends behind one
+//! boundary — the embedded SQLite file (WAL mode; the default) or a Postgres server
+//! that several replicas share (team mode, SPEC §9).
+//!
+//! Both backends run the same SQL through sqlx's `Any` driver: queries use `$N`
+//! placeholders, integer columns only (booleans as 0/1, `BIGINT` in Postgres) and
+//! portable upserts, so one statement serves both; [`Backend`] picks what is not
+//! portable (locking, pragmas). Each backend has its own migrations
+//! (`migrations/` and `migrations/postgres/`), kept in step by a schema test.
 //!
 //! The store is only touched by management operations, start-up and the request-log
 //! writer; the request path reads an in-memory snapshot instead (see `routing`).
@@ -17,11 +25,12 @@ mod session_pins;
 mod settings;
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::migrate::Migrator;
+use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use api_keys::ApiKeyRecord;
 pub use client_requests::RequestLogRow;
@@ -31,6 +40,11 @@ pub use request_log::AttemptLogRow;
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
 pub use session_pins::PinRow;
+
+/// Migrations of the embedded SQLite file.
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations");
+/// Migrations of a shared Postgres database (same schema, Postgres types).
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
 
 /// Errors of the persistence layer.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +82,9 @@ pub enum StoreError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The database URL is not one this build can use.
+    #[error("unsupported database URL (expected postgres://… or postgresql://…)")]
+    UnsupportedUrl,
 }
 
 /// Result alias of this module.
@@ -88,13 +105,55 @@ const SCRUBBED_USER_VERSION: i64 = 1;
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "switchyard.sqlite";
 
-/// Handle to the SQLite database. Cheap to clone.
-#[derive(Debug, Clone)]
+/// How long a Postgres operation waits for a pooled connection before failing, so a
+/// replica whose database went away fails fast and keeps routing (fail open).
+const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Which database holds the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded file in the data directory (one process).
+    Sqlite,
+    /// A Postgres server shared by every replica (team mode).
+    Postgres,
+}
+
+impl Backend {
+    /// The backend's name, as health and logs show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// Where the database is; the URL may hold a password, so it is never printed.
+enum Location {
+    File(String),
+    Server(String),
+}
+
+/// Handle to the database. Cheap to clone.
+#[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
-    options: SqliteConnectOptions,
-    /// A batch store: one connection inside `BEGIN IMMEDIATE` ([`Store::begin_batch`]).
+    pool: AnyPool,
+    backend: Backend,
+    location: Arc<Location>,
+    /// A batch store: one connection inside one transaction ([`Store::begin_batch`]).
     batch: bool,
+}
+
+impl std::fmt::Debug for Store {
+    // Hand-written: the Postgres URL may carry a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("backend", &self.backend).field("batch", &self.batch).finish()
+    }
+}
+
+/// Whether `url` names a Postgres server.
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
 impl Store {
@@ -108,19 +167,46 @@ impl Store {
     pub async fn open(data_dir: &Path) -> StoreResult<Store> {
         let path = data_dir.join(DATABASE_FILE);
         create_private_file(&path)?;
-        let url = format!("sqlite://{}", path.display());
-        let options = SqliteConnectOptions::from_str(&url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true)
-            .pragma("secure_delete", "on");
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options.clone()).await?;
-        sqlx::migrate!("../../migrations").run(&pool).await?;
-        let store = Store { pool, options, batch: false };
+        let location = Location::File(format!("sqlite://{}", path.display()));
+        let pool = connect(&location, 4, false).await?;
+        SQLITE_MIGRATIONS.run(&pool).await?;
+        let store = Store { pool, backend: Backend::Sqlite, location: Arc::new(location), batch: false };
         store.vacuum_once().await?;
         Ok(store)
+    }
+
+    /// Connects to the Postgres server at `url` (team mode) and applies pending
+    /// migrations. Replicas may start together: Postgres migrations take sqlx's
+    /// advisory lock, so only one applies them.
+    pub async fn connect_postgres(url: &str) -> StoreResult<Store> {
+        if !is_postgres_url(url) {
+            return Err(StoreError::UnsupportedUrl);
+        }
+        let location = Location::Server(url.to_owned());
+        let pool = connect(&location, 8, false).await?;
+        POSTGRES_MIGRATIONS.run(&pool).await?;
+        Ok(Store { pool, backend: Backend::Postgres, location: Arc::new(location), batch: false })
+    }
+
+    /// The Postgres store when `database_url` is given, else the file in `data_dir`.
+    pub async fn open_configured(data_dir: &Path, database_url: Option<&str>) -> StoreResult<Store> {
+        match database_url {
+            Some(url) => Store::connect_postgres(url).await,
+            None => Store::open(data_dir).await,
+        }
+    }
+
+    /// Which backend this store uses.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The Postgres URL, in team mode (for the change listener's own connection).
+    pub fn postgres_url(&self) -> Option<&str> {
+        match self.location.as_ref() {
+            Location::Server(url) => Some(url),
+            Location::File(_) => None,
+        }
     }
 
     /// Rewrites the file once (`VACUUM`, which cannot run inside the migrations'
@@ -140,9 +226,10 @@ impl Store {
 
     /// Checkpoints and truncates the write-ahead log after a secret was replaced or
     /// deleted: its old page images would otherwise keep the secret on disk until
-    /// overwritten. Cheap (credential changes are rare) and safe at any time.
+    /// overwritten. Cheap (credential changes are rare) and safe at any time. A
+    /// Postgres server manages its own files.
     pub async fn scrub(&self) -> StoreResult<()> {
-        if self.batch {
+        if self.batch || self.backend == Backend::Postgres {
             // Not inside a transaction: the batch's owner scrubs after the commit.
             return Ok(());
         }
@@ -150,19 +237,37 @@ impl Store {
         Ok(())
     }
 
-    /// A store whose every write goes into one transaction (`BEGIN IMMEDIATE` on a
-    /// dedicated connection), for writes that must land together or not at all —
-    /// the config file's import. It reads its own uncommitted writes; nothing is
-    /// visible elsewhere, or survives a crash, before [`Store::commit_batch`].
-    /// While it is open other writers wait (the busy timeout), so keep it short.
+    /// A transaction serialized against every other one that takes `lock`: SQLite's
+    /// write lock taken up front (`BEGIN IMMEDIATE`, so it never reads a snapshot
+    /// another writer then invalidates), or a transaction-scoped Postgres advisory
+    /// lock, which serializes across replicas too.
+    async fn begin_serialized(&self, lock: i64) -> StoreResult<Transaction<'static, Any>> {
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT CAST(1 AS BIGINT) FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                    .bind(lock)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
+    }
+
+    /// A store whose every write goes into one transaction (on a dedicated
+    /// connection), for writes that must land together or not at all — the config
+    /// file's import. It reads its own uncommitted writes; nothing is visible
+    /// elsewhere, or survives a crash, before [`Store::commit_batch`]. While it is
+    /// open other SQLite writers wait (the busy timeout), so keep it short.
     pub async fn begin_batch(&self) -> StoreResult<Store> {
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .connect_with(self.options.clone())
-            .await?;
-        sqlx::query("BEGIN IMMEDIATE").execute(&pool).await?;
-        Ok(Store { pool, options: self.options.clone(), batch: true })
+        let pool = connect(&self.location, 1, true).await?;
+        let begin = match self.backend {
+            Backend::Sqlite => "BEGIN IMMEDIATE",
+            Backend::Postgres => "BEGIN",
+        };
+        sqlx::query(begin).execute(&pool).await?;
+        Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: true })
     }
 
     /// Commits a batch store's transaction and closes it.
@@ -173,7 +278,7 @@ impl Store {
     }
 
     /// Discards a batch store's writes and closes it (dropping it without a commit
-    /// does the same: SQLite rolls back a transaction whose connection closes).
+    /// does the same: a transaction whose connection closes is rolled back).
     pub async fn rollback_batch(self) {
         if let Err(e) = sqlx::query("ROLLBACK").execute(&self.pool).await {
             tracing::warn!(event = "store.rollback_failed", error = %e);
@@ -181,8 +286,13 @@ impl Store {
         self.pool.close().await;
     }
 
+    /// Whether the database answers (health's `database` field).
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+
     /// The underlying pool (for tests that inspect the database directly).
-    pub fn pool(&self) -> &SqlitePool {
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
@@ -190,6 +300,33 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// A pool of `size` connections to `location`; `pinned` keeps its one connection
+/// open for the pool's whole life (a batch's transaction lives on it).
+async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<AnyPool> {
+    install_default_drivers();
+    let mut options = AnyPoolOptions::new().max_connections(size);
+    if pinned {
+        options = options.min_connections(1).idle_timeout(None).max_lifetime(None);
+    }
+    let pool = match location {
+        Location::File(url) => options
+            .after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
+                             PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+                    )
+                    .await?;
+                    Ok(())
+                })
+            })
+            .connect(&format!("{url}?mode=rwc"))
+            .await?,
+        Location::Server(url) => options.acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT).connect(url).await?,
+    };
+    Ok(pool)
 }
 
 /// Creates the database file with owner-only permissions before SQLite opens it,

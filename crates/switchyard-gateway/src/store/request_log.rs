@@ -74,7 +74,7 @@ impl Store {
                 "INSERT INTO request_log (at, request_id, api_key_id, route, provider, \
                  connection_id, model, status, latency_ms, bytes, error_kind, input_tokens, \
                  output_tokens, cache_read_tokens, cache_write_tokens) \
-                 VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
             )
             .bind(r.at.0)
             .bind(&r.request_id)
@@ -100,7 +100,7 @@ impl Store {
 
     /// Deletes all but the newest `keep` rows.
     pub async fn prune_attempts(&self, keep: u32) -> StoreResult<u64> {
-        let done = sqlx::query("DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - ?")
+        let done = sqlx::query("DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - $1")
             .bind(i64::from(keep))
             .execute(&self.pool)
             .await?;
@@ -113,7 +113,7 @@ impl Store {
         limit: u32,
         before_id: Option<i64>,
     ) -> StoreResult<Vec<RequestLogEntryView>> {
-        let rows = sqlx::query(select_rows!("WHERE id < ? ORDER BY id DESC LIMIT ?"))
+        let rows = sqlx::query(select_rows!("WHERE id < $1 ORDER BY id DESC LIMIT $2"))
             .bind(before_id.unwrap_or(i64::MAX))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
@@ -123,7 +123,7 @@ impl Store {
 
     /// The attempts of one client request, in order.
     pub async fn list_attempts_of(&self, request_id: &str) -> StoreResult<Vec<RequestLogEntryView>> {
-        let rows = sqlx::query(select_rows!("WHERE request_id = ? ORDER BY id"))
+        let rows = sqlx::query(select_rows!("WHERE request_id = $1 ORDER BY id"))
             .bind(request_id)
             .fetch_all(&self.pool)
             .await?;
@@ -132,7 +132,7 @@ impl Store {
 
     /// The newest failed attempts, at most `limit`.
     pub async fn list_failed_attempts(&self, limit: u32) -> StoreResult<Vec<RequestLogEntryView>> {
-        let rows = sqlx::query(select_rows!("WHERE error_kind IS NOT NULL ORDER BY id DESC LIMIT ?"))
+        let rows = sqlx::query(select_rows!("WHERE error_kind IS NOT NULL ORDER BY id DESC LIMIT $1"))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
             .await?;
@@ -144,10 +144,11 @@ impl Store {
     /// `at`, to keep inserts cheap): milliseconds.
     pub async fn count_attempts(&self, recent: UnixMillis, since: UnixMillis) -> StoreResult<AttemptCounts> {
         let row = sqlx::query(
-            "SELECT COALESCE(SUM(at >= ?), 0) AS recent, \
-                    COALESCE(SUM(at >= ? AND error_kind IS NOT NULL), 0) AS recent_failed, \
-                    COUNT(*) AS total, COUNT(error_kind) AS failed \
-             FROM request_log WHERE at >= ?",
+            "SELECT CAST(COALESCE(SUM(CASE WHEN at >= $1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS recent, \
+                    CAST(COALESCE(SUM(CASE WHEN at >= $2 AND error_kind IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) \
+                      AS recent_failed, \
+                    CAST(COUNT(*) AS BIGINT) AS total, CAST(COUNT(error_kind) AS BIGINT) AS failed \
+             FROM request_log WHERE at >= $3",
         )
         .bind(recent.0)
         .bind(recent.0)
@@ -167,7 +168,7 @@ impl Store {
     }
 }
 
-fn row_view(row: &sqlx::sqlite::SqliteRow) -> Result<RequestLogEntryView, sqlx::Error> {
+fn row_view(row: &sqlx::any::AnyRow) -> Result<RequestLogEntryView, sqlx::Error> {
     let status: Option<i64> = row.try_get("status")?;
     let latency: i64 = row.try_get("latency_ms")?;
     let id: i64 = row.try_get("id")?;
@@ -189,7 +190,7 @@ fn row_view(row: &sqlx::sqlite::SqliteRow) -> Result<RequestLogEntryView, sqlx::
     })
 }
 
-fn tokens_of(row: &sqlx::sqlite::SqliteRow) -> Result<Option<TokenUsageView>, sqlx::Error> {
+fn tokens_of(row: &sqlx::any::AnyRow) -> Result<Option<TokenUsageView>, sqlx::Error> {
     let get = |name: &str| -> Result<Option<u32>, sqlx::Error> {
         let n: Option<i64> = row.try_get(name)?;
         Ok(n.map(|n| u32::try_from(n).unwrap_or(u32::MAX)))

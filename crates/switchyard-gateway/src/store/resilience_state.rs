@@ -51,7 +51,7 @@ impl Store {
                 StateWrite::Breaker { provider, state, record_json } => {
                     sqlx::query(
                         "INSERT INTO domain_circuit_breakers (name, state, record_json, updated_at) \
-                         VALUES (?,?,?,?) ON CONFLICT(name) DO UPDATE SET state=excluded.state, \
+                         VALUES ($1,$2,$3,$4) ON CONFLICT(name) DO UPDATE SET state=excluded.state, \
                          record_json=excluded.record_json, updated_at=excluded.updated_at",
                     )
                     .bind(provider)
@@ -64,7 +64,7 @@ impl Store {
                 StateWrite::Connection { connection, provider, record_json } => {
                     sqlx::query(
                         "INSERT INTO connection_health (connection_id, provider, record_json, updated_at) \
-                         VALUES (?,?,?,?) ON CONFLICT(connection_id) DO UPDATE SET \
+                         VALUES ($1,$2,$3,$4) ON CONFLICT(connection_id) DO UPDATE SET \
                          provider=excluded.provider, record_json=excluded.record_json, \
                          updated_at=excluded.updated_at",
                     )

@@ -65,10 +65,10 @@ impl Store {
         let strategy = to_json(&c.strategy);
         let done = sqlx::query(
             "INSERT INTO combos (name, strategy, targets_json, created_at, updated_at) \
-             SELECT ?1,?2,?3,?4,?5 WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM combos WHERE name = ?1) \
+             SELECT $1,$2,$3,$4,$5 WHERE $6 IS NULL OR EXISTS (SELECT 1 FROM combos WHERE name = $1) \
              ON CONFLICT(name) DO UPDATE SET strategy=excluded.strategy, \
              targets_json=excluded.targets_json, updated_at=excluded.updated_at, \
-             version=combos.version + 1 WHERE ?6 IS NULL OR combos.version = ?6",
+             version=combos.version + 1 WHERE $6 IS NULL OR combos.version = $6",
         )
         .bind(&c.name)
         .bind(strategy.trim_matches('"'))
@@ -83,7 +83,7 @@ impl Store {
 
     /// Deletes a combo; returns whether it existed.
     pub async fn delete_combo(&self, name: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM combos WHERE name = ?").bind(name).execute(&self.pool).await?;
+        let done = sqlx::query("DELETE FROM combos WHERE name = $1").bind(name).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -113,9 +113,9 @@ impl Store {
     ) -> StoreResult<()> {
         let done = sqlx::query(
             "INSERT INTO aliases (alias, target, created_at) \
-             SELECT ?1,?2,?3 WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM aliases WHERE alias = ?1) \
+             SELECT $1,$2,$3 WHERE $4 IS NULL OR EXISTS (SELECT 1 FROM aliases WHERE alias = $1) \
              ON CONFLICT(alias) DO UPDATE SET target=excluded.target, version=aliases.version + 1 \
-             WHERE ?4 IS NULL OR aliases.version = ?4",
+             WHERE $4 IS NULL OR aliases.version = $4",
         )
         .bind(&a.alias)
         .bind(&a.target)
@@ -128,7 +128,8 @@ impl Store {
 
     /// Deletes an alias; returns whether it existed.
     pub async fn delete_alias(&self, alias: &str) -> StoreResult<bool> {
-        let done = sqlx::query("DELETE FROM aliases WHERE alias = ?").bind(alias).execute(&self.pool).await?;
+        let done =
+            sqlx::query("DELETE FROM aliases WHERE alias = $1").bind(alias).execute(&self.pool).await?;
         Ok(done.rows_affected() > 0)
     }
 }

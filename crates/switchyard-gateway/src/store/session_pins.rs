@@ -34,7 +34,7 @@ impl Store {
         for p in pins {
             sqlx::query(
                 "INSERT INTO session_pins (session_key, provider, connection_id, pinned_at, last_seen_at) \
-                 VALUES (?,?,?,?,?) ON CONFLICT(session_key, provider) DO UPDATE SET \
+                 VALUES ($1,$2,$3,$4,$5) ON CONFLICT(session_key, provider) DO UPDATE SET \
                  connection_id=excluded.connection_id, pinned_at=excluded.pinned_at, \
                  last_seen_at=excluded.last_seen_at",
             )
@@ -47,14 +47,14 @@ impl Store {
             .await?;
         }
         for (session, provider) in gone {
-            sqlx::query("DELETE FROM session_pins WHERE session_key = ? AND provider = ?")
+            sqlx::query("DELETE FROM session_pins WHERE session_key = $1 AND provider = $2")
                 .bind(session)
                 .bind(provider)
                 .execute(&mut *tx)
                 .await?;
         }
         if let Some(before) = expired_before {
-            sqlx::query("DELETE FROM session_pins WHERE last_seen_at <= ?")
+            sqlx::query("DELETE FROM session_pins WHERE last_seen_at <= $1")
                 .bind(before.0)
                 .execute(&mut *tx)
                 .await?;
@@ -68,7 +68,7 @@ impl Store {
     pub async fn delete_session_pins(&self, connection: Option<&str>) -> StoreResult<u64> {
         let done = match connection {
             Some(id) => {
-                sqlx::query("DELETE FROM session_pins WHERE connection_id = ?")
+                sqlx::query("DELETE FROM session_pins WHERE connection_id = $1")
                     .bind(id)
                     .execute(&self.pool)
                     .await?
@@ -82,7 +82,7 @@ impl Store {
     pub async fn session_pins(&self, limit: usize) -> StoreResult<Vec<PinRow>> {
         let rows = sqlx::query(
             "SELECT session_key, provider, connection_id, pinned_at, last_seen_at FROM session_pins \
-             ORDER BY last_seen_at DESC LIMIT ?",
+             ORDER BY last_seen_at DESC LIMIT $1",
         )
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)

@@ -18,7 +18,7 @@ impl Store {
         &self,
         key: &str,
     ) -> StoreResult<Option<(T, i64)>> {
-        let row = sqlx::query("SELECT value_json, version FROM settings WHERE key = ?")
+        let row = sqlx::query("SELECT value_json, version FROM settings WHERE key = $1")
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
@@ -46,10 +46,10 @@ impl Store {
         let json = to_json(value);
         let done = sqlx::query(
             "INSERT INTO settings (key, value_json, updated_at) \
-             SELECT ?1,?2,?3 WHERE ?4 IS NULL OR ?4 = 0 OR EXISTS (SELECT 1 FROM settings WHERE key = ?1) \
+             SELECT $1,$2,$3 WHERE $4 IS NULL OR $4 = 0 OR EXISTS (SELECT 1 FROM settings WHERE key = $1) \
              ON CONFLICT(key) DO UPDATE SET value_json=excluded.value_json, \
              updated_at=excluded.updated_at, version=settings.version + 1 \
-             WHERE settings.value_json != excluded.value_json AND (?4 IS NULL OR settings.version = ?4)",
+             WHERE settings.value_json != excluded.value_json AND ($4 IS NULL OR settings.version = $4)",
         )
         .bind(key)
         .bind(&json)
@@ -63,7 +63,7 @@ impl Store {
         }
         // Nothing written: either the document was already equal (fine, at the
         // expected version) or another writer moved it on.
-        let current = sqlx::query("SELECT value_json, version FROM settings WHERE key = ?")
+        let current = sqlx::query("SELECT value_json, version FROM settings WHERE key = $1")
             .bind(key)
             .fetch_optional(&self.pool)
             .await?;
