@@ -23,10 +23,12 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 # --- system packages (only what is missing; needs root or sudo) -------------------
 # Build tools; the desktop app's GUI libraries (the gateway crates need none of
 # them); Xvfb, dbus and WebKitWebDriver for the real-app e2e; chromium for the
-# browser e2e.
+# browser e2e; Postgres for team mode's tests (each test starts its own throwaway
+# cluster as a non-root user in a temp dir: switchyard_testkit::postgres).
 apt_packages=(build-essential pkg-config
   libwebkit2gtk-4.1-dev libsoup-3.0-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
-  xvfb xauth dbus webkit2gtk-driver chromium)
+  xvfb xauth dbus webkit2gtk-driver chromium
+  postgresql)
 need_apt=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
@@ -97,6 +99,8 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import anthropic, ope
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
 fi
 export SWITCHYARD_PYTHON="$venv/bin/python" SWITCHYARD_REQUIRE_PYTHON=1
+# Team mode's tests must not skip here: Postgres was installed above.
+export SWITCHYARD_REQUIRE_POSTGRES=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

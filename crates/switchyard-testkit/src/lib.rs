@@ -7,6 +7,7 @@
 //! the Anthropic, Chat Completions and Responses formats.
 
 mod fake_upstream;
+pub mod postgres;
 pub mod scenario;
 pub mod wire;
 

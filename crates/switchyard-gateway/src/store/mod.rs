@@ -311,19 +311,21 @@ async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<An
         options = options.min_connections(1).idle_timeout(None).max_lifetime(None);
     }
     let pool = match location {
-        Location::File(url) => options
-            .after_connect(|conn, _meta| {
-                Box::pin(async move {
-                    conn.execute(
+        Location::File(url) => {
+            options
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        conn.execute(
                         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
                              PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
                     )
                     .await?;
-                    Ok(())
+                        Ok(())
+                    })
                 })
-            })
-            .connect(&format!("{url}?mode=rwc"))
-            .await?,
+                .connect(&format!("{url}?mode=rwc"))
+                .await?
+        }
         Location::Server(url) => options.acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT).connect(url).await?,
     };
     Ok(pool)
