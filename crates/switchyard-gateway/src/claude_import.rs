@@ -37,6 +37,7 @@ pub async fn import_claude_credentials(
         clock.clone(),
         Arc::new(ProcessEnv),
         control.clone(),
+        None,
         shutdown.clone(),
     )
     .await

@@ -8,14 +8,15 @@
 //! engine transitions becomes a few UI refreshes.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use switchyard_types::status::{Change, ChangeTopic};
 use tokio::sync::broadcast;
 
 use crate::clock::Clock;
+use crate::team::Team;
 
 /// Buffered changes per subscriber before it lags.
 const FEED_CAPACITY: usize = 256;
@@ -28,13 +29,21 @@ pub struct Control {
     /// Cancelled when the gateway starts shutting down: long-lived subscribers
     /// (an open UI's `/api/events`) end then instead of holding the drain open.
     closing: tokio_util::sync::CancellationToken,
+    /// Team mode's announcer (unset with SQLite).
+    team: OnceLock<Arc<Team>>,
 }
 
 impl Control {
     /// Routing on, no subscribers.
     pub fn new(clock: Arc<dyn Clock>) -> Arc<Control> {
         let (feed, _) = broadcast::channel(FEED_CAPACITY);
-        Arc::new(Control { paused: AtomicBool::new(false), feed, clock, closing: Default::default() })
+        Arc::new(Control {
+            paused: AtomicBool::new(false),
+            feed,
+            clock,
+            closing: Default::default(),
+            team: OnceLock::new(),
+        })
     }
 
     /// Whether inference requests are refused.
@@ -52,10 +61,30 @@ impl Control {
         changed
     }
 
-    /// Publishes one change (cheap; never blocks).
+    /// Publishes one change made here (cheap; never blocks). In team mode a change
+    /// of stored configuration (connections, settings, leases) is also announced
+    /// to the other replicas, which reload it.
     pub fn notify(&self, topic: ChangeTopic) {
+        self.notify_local(topic);
+        if let Some(team) = self.team.get() {
+            team.configuration_changed(topic);
+        }
+    }
+
+    /// Publishes a change to this replica's UIs only (one another replica made).
+    pub fn notify_local(&self, topic: ChangeTopic) {
         // An error only means nobody listens right now.
         let _ = self.feed.send(Change { topic, at: self.clock.now_wall() });
+    }
+
+    /// Team mode's replica state, when attached.
+    pub fn team(&self) -> Option<&Arc<Team>> {
+        self.team.get()
+    }
+
+    /// Team mode: announce configuration changes through `team` from now on.
+    pub fn attach_team(&self, team: Arc<Team>) {
+        let _ = self.team.set(team);
     }
 
     /// Ends the feed for its long-lived subscribers (gateway shutdown).

@@ -29,6 +29,7 @@ pub mod setup;
 pub mod sleeper;
 pub mod state;
 pub mod store;
+pub mod team;
 pub mod usage;
 
 pub use server::{Gateway, GatewayConfig, TokenSource};

@@ -92,6 +92,10 @@ struct ServeArgs {
     /// Management API token (overrides the stored one; not persisted).
     #[arg(long, env = "SWITCHYARD_MANAGEMENT_TOKEN", hide_env_values = true)]
     management_token: Option<String>,
+    /// Team mode: keep all state in this Postgres database (postgres://user:pass@host/db),
+    /// shared by every replica started with it [default: SQLite in the data directory].
+    #[arg(long, env = "SWITCHYARD_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
     /// Seconds in-flight requests may run on after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 30)]
     shutdown_grace_secs: u64,
@@ -173,6 +177,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.allowed_hosts = args.allowed_hosts;
     config.config_file = args.config;
     config.management_token = args.management_token;
+    config.database_url = args.database_url.filter(|u| !u.trim().is_empty());
     config.shutdown_grace = Duration::from_secs(args.shutdown_grace_secs);
     config.log_retention_rows = args.log_retention_rows;
     if let Some(dir) = &args.ui_dir
@@ -193,6 +198,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let gateway = Gateway::start(config).await?;
     eprintln!("Switchyard gateway listening on {}", gateway.base_url());
     eprintln!("  data directory: {}", data_dir.display());
+    if let Some(team) = gateway.team() {
+        eprintln!("  team mode: shared Postgres database, replica {}", team.origin());
+    }
     let fd_limit = gateway.fd_limit().map_or_else(String::new, |l| format!(" (open-file limit {l})"));
     eprintln!("  client connections: up to {}{fd_limit}", gateway.max_connections());
     eprintln!("  Claude Code:  ANTHROPIC_BASE_URL={}", gateway.base_url());
@@ -215,6 +223,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             eprintln!("  management token: see {}", data_dir.join(MANAGEMENT_TOKEN_FILE).display());
         }
         TokenSource::Override => eprintln!("  management token: as given"),
+        TokenSource::Team => eprintln!(
+            "  management token: the team's (set through the shared database by the replica that started \
+             first, or given with --management-token)"
+        ),
     }
     signals.wait().await;
     eprintln!("shutting down: letting in-flight requests finish");

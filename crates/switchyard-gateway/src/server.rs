@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use secrecy::SecretString;
 use switchyard_types::settings::{EnvSource, ProcessEnv};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -30,7 +29,10 @@ use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
 use crate::sleeper::{ClockSleeper, Sleeper};
 use crate::state::{GatewayState, ProxyOptions};
-use crate::store::Store;
+use crate::store::{Backend, Store};
+use crate::team::Team;
+use crate::team::listen::Replica;
+use crate::team::token::{self, TokenCheck};
 use switchyard_resilience::claude_wall::ClaudeWall;
 
 /// Default listen address.
@@ -72,6 +74,9 @@ pub struct GatewayConfig {
     pub sleeper: Option<Arc<dyn Sleeper>>,
     /// The built settings UI (`ui/dist`) to serve under `/ui/`.
     pub ui_dir: Option<PathBuf>,
+    /// Team mode: the shared Postgres (`--database-url`); `None` keeps the
+    /// embedded SQLite file in the data directory.
+    pub database_url: Option<String>,
 }
 
 impl GatewayConfig {
@@ -92,6 +97,7 @@ impl GatewayConfig {
             env: Arc::new(ProcessEnv),
             sleeper: None,
             ui_dir: None,
+            database_url: None,
         }
     }
 }
@@ -105,6 +111,9 @@ pub enum TokenSource {
     Stored,
     /// Given by flag or environment.
     Override,
+    /// Team mode: the team's token, which another replica set through the shared
+    /// database; this replica's own stored token is not valid.
+    Team,
 }
 
 /// A running gateway.
@@ -120,6 +129,8 @@ pub struct Gateway {
     persister: JoinHandle<()>,
     pin_writer: JoinHandle<()>,
     pin_shutdown: CancellationToken,
+    /// Team mode's announcer and receiver.
+    team_tasks: Vec<JoinHandle<()>>,
     grace: Duration,
     clock: Arc<dyn GatewayClock>,
     max_connections: usize,
@@ -137,8 +148,11 @@ impl Gateway {
             );
         }
         prepare_data_dir(&config.data_dir)?;
-        let store = Store::open(&config.data_dir).await?;
-        let (token, token_source) = management_token(&config.data_dir, config.management_token.clone())?;
+        let store = Store::open_configured(&config.data_dir, config.database_url.as_deref())
+            .await
+            .context("opening the database")?;
+        let (token, mut token_source) = management_token(&config.data_dir, config.management_token.clone())?;
+        let team = (store.backend() == Backend::Postgres).then(Team::new);
 
         let http = reqwest::Client::builder()
             .connect_timeout(config.proxy.connect_timeout)
@@ -159,11 +173,15 @@ impl Gateway {
         let shutdown = CancellationToken::new();
         let clock: Arc<dyn Clock> = config.clock.clone();
         let control = Control::new(clock.clone());
+        if let Some(team) = &team {
+            control.attach_team(team.clone());
+        }
         let (resilience, persister) = Resilience::start(
             store.clone(),
             clock.clone(),
             config.env.clone(),
             control.clone(),
+            team.clone(),
             shutdown.child_token(),
         )
         .await
@@ -177,7 +195,7 @@ impl Gateway {
             addr.to_string(),
             resilience.clone(),
             claude_wall.clone(),
-            control,
+            control.clone(),
         );
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let known: Vec<String> = routing.load().by_id.keys().cloned().collect();
@@ -206,6 +224,24 @@ impl Gateway {
         if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
             extra_hosts.push(addr.ip().to_string());
         }
+        let token_check = Arc::new(TokenCheck::new(&token));
+        let mut team_tasks = Vec::new();
+        if let (Some(team), Some(url)) = (&team, store.postgres_url()) {
+            let explicit = token_source == TokenSource::Override;
+            match token::share(&store, &token_check, &token, explicit, clock.now_wall()).await? {
+                token::Shared::Own => {}
+                token::Shared::Rotated => team.token_rotated(),
+                token::Shared::Adopted => token_source = TokenSource::Team,
+            }
+            let replica = Replica {
+                store: store.clone(),
+                resilience: resilience.clone(),
+                management: management.clone(),
+                control: control.clone(),
+                token: token_check.clone(),
+            };
+            team_tasks = crate::team::start(team.clone(), replica, url, shutdown.child_token())?;
+        }
         let refresher = TokenRefresher::new(http.clone(), clock.clone());
         let sleeper = config.sleeper.clone().unwrap_or_else(|| Arc::new(ClockSleeper(config.clock.clone())));
         let state = Arc::new(GatewayState {
@@ -219,7 +255,8 @@ impl Gateway {
             claude_wall,
             sleeper,
             management,
-            management_token: SecretString::from(token.clone()),
+            management_token: token_check,
+            team: team.clone(),
             listen: addr,
             extra_hosts,
             ui_dir: config.ui_dir.clone(),
@@ -241,6 +278,7 @@ impl Gateway {
             persister,
             pin_writer,
             pin_shutdown,
+            team_tasks,
             grace: config.shutdown_grace,
             clock: config.clock.clone(),
             max_connections: server.max_connections,
@@ -283,6 +321,11 @@ impl Gateway {
         self.fd_limit
     }
 
+    /// Team mode's replica state (`None` with the embedded SQLite file).
+    pub fn team(&self) -> Option<&Arc<Team>> {
+        self.state.team.as_ref()
+    }
+
     /// The management service (what the desktop IPC will call).
     pub fn management(&self) -> &ManagementService {
         &self.state.management
@@ -306,6 +349,9 @@ impl Gateway {
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
         self.pin_shutdown.cancel();
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.pin_writer).await;
+        for task in self.team_tasks {
+            let _ = tokio::time::timeout(FLUSH_TIMEOUT, task).await;
+        }
         self.state.management.store().close().await;
         tracing::info!(event = "gateway.stopped");
     }

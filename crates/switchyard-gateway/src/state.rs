@@ -4,7 +4,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use secrecy::SecretString;
 use switchyard_resilience::claude_wall::ClaudeWall;
 use tokio::time::Instant;
 
@@ -15,6 +14,8 @@ use crate::request_log::RequestLogSink;
 use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
 use crate::sleeper::Sleeper;
+use crate::team::Team;
+use crate::team::token::TokenCheck;
 
 /// Tunables of the request path (not user settings: fixed at start).
 #[derive(Debug, Clone)]
@@ -59,8 +60,10 @@ pub struct GatewayState {
     pub claude_wall: Arc<ClaudeWall>,
     /// Deliberate waits (usage-wall retries).
     pub sleeper: Arc<dyn Sleeper>,
-    /// The management token (redacted in `Debug`, never logged).
-    pub management_token: SecretString,
+    /// Checks the management token (only its hash is held).
+    pub management_token: Arc<TokenCheck>,
+    /// Team mode's replica state (`None` with the embedded SQLite file).
+    pub team: Option<Arc<Team>>,
     /// The bound address.
     pub listen: SocketAddr,
     /// Lower-cased host names accepted in the Host header besides loopback names.

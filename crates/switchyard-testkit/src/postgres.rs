@@ -130,8 +130,8 @@ impl PgServer {
     /// Starts the cluster (again) on the same port.
     pub fn start_again(&mut self) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off \
+             -c max_connections=200",
             self.port,
             self.dir.display()
         );

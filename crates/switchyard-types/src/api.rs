@@ -694,6 +694,13 @@ pub struct HealthView {
     pub connections: Vec<crate::routability::ConnectionRoutabilityView>,
     /// Every Claude OAuth connection's usage-wall state.
     pub claude_accounts: Vec<ClaudeAccountView>,
+    /// `ok` while the database answers; `unavailable` when a team-mode replica lost
+    /// its shared Postgres (it keeps routing on its last known state meanwhile).
+    pub database: String,
+    /// Where the state lives: `sqlite` (this machine's file) or `postgres` (team mode).
+    pub database_backend: String,
+    /// This replica's id in team mode (`None` with SQLite).
+    pub replica: Option<String>,
 }
 
 /// One Claude OAuth connection's usage-wall state, in the health document.

@@ -89,6 +89,18 @@ impl Inner {
     }
 }
 
+/// A change of the pin table worth telling other replicas about (team mode).
+#[derive(Debug, Clone, Copy)]
+pub enum PinChange<'a> {
+    /// A session was pinned, or moved to another connection.
+    Moved(&'a SessionKey, &'a Pin),
+    /// An operator cleared pins (all, or one connection's).
+    Cleared(Option<&'a str>),
+}
+
+/// Called with each [`PinChange`] made here, outside the table's lock.
+pub type PinObserver = Box<dyn Fn(PinChange<'_>) + Send + Sync>;
+
 /// The pin table.
 #[derive(Default)]
 pub struct SessionAffinity {
@@ -96,6 +108,8 @@ pub struct SessionAffinity {
     /// Wakes the writer when the first change since its last flush arrives, so an
     /// idle gateway (or one without sessions) arms no timer at all.
     changed: tokio::sync::Notify,
+    /// Team mode's announcer of new pins, moves and clears.
+    observer: std::sync::OnceLock<PinObserver>,
 }
 
 impl std::fmt::Debug for SessionAffinity {
@@ -173,11 +187,41 @@ impl SessionAffinity {
                 last_seen: now,
             }),
         }
+        // A new pin or a move (not a renewal) is announced to other replicas.
+        let moved = match (self.observer.get(), pins.iter().find(|p| p.provider == served.provider)) {
+            (Some(_), Some(pin)) if pin.pinned_at == now => Some(pin.clone()),
+            _ => None,
+        };
         let first_change = inner.dirty.is_empty();
         inner.dirty.insert((session.clone(), served.provider.to_owned()));
         drop(inner);
         if first_change {
             self.changed.notify_one();
+        }
+        if let (Some(observer), Some(pin)) = (self.observer.get(), moved) {
+            observer(PinChange::Moved(session, &pin));
+        }
+    }
+
+    /// Team mode: report pin changes made here to `observer` from now on.
+    pub fn observe(&self, observer: PinObserver) {
+        let _ = self.observer.set(observer);
+    }
+
+    /// Takes over a pin another replica made, unless this replica pinned that
+    /// session's provider more recently. Not marked for writing: its maker wrote it.
+    pub fn adopt(&self, session: SessionKey, pin: Pin) {
+        let mut inner = self.lock();
+        let pins = inner.sessions().get_or_insert_mut(session, Vec::new);
+        match pins.iter_mut().find(|p| p.provider == pin.provider) {
+            Some(have) if have.pinned_at > pin.pinned_at => {
+                have.last_seen = have.last_seen.max(pin.last_seen);
+            }
+            Some(have) => {
+                let last_seen = have.last_seen.max(pin.last_seen);
+                *have = Pin { last_seen, ..pin };
+            }
+            None => pins.push(pin),
         }
     }
 
@@ -220,6 +264,15 @@ impl SessionAffinity {
 
     /// Removes every pin (or those on `connection`); returns how many.
     pub fn clear(&self, connection: Option<&str>) -> u32 {
+        let removed = self.clear_from_peer(connection);
+        if let Some(observer) = self.observer.get() {
+            observer(PinChange::Cleared(connection));
+        }
+        removed
+    }
+
+    /// [`Self::clear`] as another replica asked for it (not announced again).
+    pub fn clear_from_peer(&self, connection: Option<&str>) -> u32 {
         let mut inner = self.lock();
         let Inner { sessions, dirty } = &mut *inner;
         let Some(sessions) = sessions.as_mut() else { return 0 };

@@ -8,12 +8,11 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderMap, header};
-use secrecy::ExposeSecret;
 use switchyard_types::ErrorCode;
 
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::{ClientKey, RoutingTable};
-use crate::secrets::{hash_key, secrets_equal};
+use crate::secrets::hash_key;
 use crate::state::AppState;
 
 /// The client key presented in `Authorization: Bearer` or `x-api-key`.
@@ -64,7 +63,7 @@ pub async fn require_management_token(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().strip_prefix("Bearer ").or_else(|| v.trim().strip_prefix("bearer ")))
-        .is_some_and(|t| secrets_equal(t.trim(), state.management_token.expose_secret()));
+        .is_some_and(|t| state.management_token.matches(t.trim()));
     if ok {
         return next.run(request).await;
     }

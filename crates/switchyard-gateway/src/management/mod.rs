@@ -168,6 +168,11 @@ impl ManagementService {
         &self.store
     }
 
+    /// The routing snapshot this service publishes.
+    pub fn routing(&self) -> &SharedRouting {
+        &self.routing
+    }
+
     /// Rebuilds the routing snapshot from the store (deferred in a batch).
     pub async fn reload(&self) -> MgmtResult<()> {
         if self.defer_reload {
@@ -179,6 +184,31 @@ impl ManagementService {
     /// Rebuilds the routing snapshot from the store, also in a batch (whose later
     /// items are validated against what it wrote so far).
     pub async fn reload_now(&self) -> MgmtResult<()> {
+        let table = self.rebuild().await?;
+        if !self.defer_reload {
+            // Not inside a batch: its transaction would hold the write lock the
+            // lease store waits for (the batch's owner reloads after the commit).
+            // After the publish, and never failing the change it follows: it runs
+            // again at the next reload and at start.
+            if let Err(e) = self.reconcile_leases(&table).await {
+                tracing::warn!(event = "lease.reconcile_failed", error = %e.message);
+            }
+        }
+        self.control.notify(ChangeTopic::Connections);
+        Ok(())
+    }
+
+    /// Rebuilds the routing snapshot after another replica changed the stored
+    /// configuration (team mode): that replica already reconciled leases and
+    /// announced the change, so this one only tells its own UIs.
+    pub async fn reload_from_peer(&self) -> MgmtResult<()> {
+        self.rebuild().await?;
+        self.control.notify_local(ChangeTopic::Connections);
+        Ok(())
+    }
+
+    /// Reads the configuration and publishes a new routing snapshot.
+    async fn rebuild(&self) -> MgmtResult<Arc<RoutingTable>> {
         let connections = self.store.list_connections().await?;
         let keys = self.store.list_api_keys().await?;
         let combos = self.store.list_combos().await?;
@@ -198,17 +228,7 @@ impl ManagementService {
         self.resilience.usage.retain(&|id| table.by_id.contains_key(id));
         let table = Arc::new(table);
         self.routing.store(table.clone());
-        if !self.defer_reload {
-            // Not inside a batch: its transaction would hold the write lock the
-            // lease store waits for (the batch's owner reloads after the commit).
-            // After the publish, and never failing the change it follows: it runs
-            // again at the next reload and at start.
-            if let Err(e) = self.reconcile_leases(&table).await {
-                tracing::warn!(event = "lease.reconcile_failed", error = %e.message);
-            }
-        }
-        self.control.notify(ChangeTopic::Connections);
-        Ok(())
+        Ok(table)
     }
 
     /// The gateway settings.

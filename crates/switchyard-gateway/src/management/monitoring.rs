@@ -25,10 +25,11 @@ impl ManagementService {
             entry.1 += u32::from(conn.enabled);
         }
         let inputs = self.routability_inputs();
-        let statuses: Vec<ConnectionRoutabilityView> = self
-            .store
-            .list_connections()
-            .await?
+        // From the routing snapshot, not the database: health answers (and says
+        // `database: unavailable`) while a team's Postgres is away.
+        let mut connections: Vec<_> = table.by_id.values().collect();
+        connections.sort_by(|a, b| (a.priority, &a.id).cmp(&(b.priority, &b.id)));
+        let statuses: Vec<ConnectionRoutabilityView> = connections
             .iter()
             .map(|r| ConnectionRoutabilityView {
                 id: r.id.clone(),
@@ -40,8 +41,13 @@ impl ManagementService {
                 ),
             })
             .collect();
+        let team = self.control.team();
         Ok(HealthView {
             status: "ok".to_owned(),
+            database: if team.is_none_or(|t| t.database_available()) { "ok" } else { "unavailable" }
+                .to_owned(),
+            database_backend: self.store.backend().as_str().to_owned(),
+            replica: team.map(|t| t.origin().to_owned()),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             listen: self.listen.clone(),
             uptime_ms: self.started_at.elapsed().as_millis() as f64,

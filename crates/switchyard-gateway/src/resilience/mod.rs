@@ -32,6 +32,7 @@ use crate::usage::UsageBook;
 use crate::control::Control;
 use crate::errors::GatewayError;
 use crate::store::{StateWrite, Store};
+use crate::team::Team;
 use switchyard_types::status::ChangeTopic;
 
 /// Settings key of the stored resilience document.
@@ -91,14 +92,19 @@ impl Resilience {
         clock: Arc<dyn Clock>,
         env: Arc<dyn EnvSource + Send + Sync>,
         control: Arc<Control>,
+        team: Option<Arc<Team>>,
         shutdown: CancellationToken,
     ) -> Result<(Arc<Resilience>, JoinHandle<()>), GatewayError> {
         let (tx, rx) = mpsc::channel::<StateWrite>(persist::QUEUE_CAPACITY);
         let leases = Arc::new(Leases::new(store.clone(), control.clone()));
+        let sink_clock = clock.clone();
         let sink = Box::new(move |events: &[EngineEvent]| {
             for event in events {
                 tracing::info!(event = event.name(), detail = ?event);
                 control.notify(topic_of(event));
+                if let Some(team) = &team {
+                    team.engine_event(event, sink_clock.now_wall());
+                }
                 if let Some(write) = to_write(event)
                     && tx.try_send(write).is_err()
                 {

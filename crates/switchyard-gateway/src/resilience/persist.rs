@@ -23,40 +23,61 @@ fn key(w: &StateWrite) -> (bool, String) {
     }
 }
 
-/// Writes transitions until `shutdown`, then drains what is queued.
+/// Pause before writing a failed batch again (the database is away).
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+type Batch = HashMap<(bool, String), StateWrite>;
+
+/// Writes transitions until `shutdown`, then drains what is queued. A batch whose
+/// write fails is kept (newer writes of the same key replace its rows) and written
+/// again once the database answers, so nothing decided while it was away is lost.
 pub async fn run(
     store: Store,
     clock: Arc<dyn Clock>,
     mut rx: mpsc::Receiver<StateWrite>,
     shutdown: CancellationToken,
 ) {
+    let mut batch: Batch = HashMap::new();
     loop {
-        let first = tokio::select! {
-            w = rx.recv() => w,
-            () = shutdown.cancelled() => None,
+        let first = if batch.is_empty() {
+            tokio::select! {
+                w = rx.recv() => w.map(Some),
+                () = shutdown.cancelled() => None,
+            }
+        } else {
+            tokio::select! {
+                w = rx.recv() => w.map(Some),
+                () = tokio::time::sleep(RETRY_AFTER) => Some(None),
+                () = shutdown.cancelled() => None,
+            }
         };
         let Some(first) = first else { break };
-        let mut batch: HashMap<(bool, String), StateWrite> = HashMap::new();
-        batch.insert(key(&first), first);
+        if let Some(w) = first {
+            batch.insert(key(&w), w);
+        }
         while let Ok(w) = rx.try_recv() {
             batch.insert(key(&w), w);
         }
-        flush(&store, clock.as_ref(), batch).await;
+        batch = flush(&store, clock.as_ref(), batch).await;
     }
-    let mut rest: HashMap<(bool, String), StateWrite> = HashMap::new();
     while let Ok(w) = rx.try_recv() {
-        rest.insert(key(&w), w);
+        batch.insert(key(&w), w);
     }
-    flush(&store, clock.as_ref(), rest).await;
+    flush(&store, clock.as_ref(), batch).await;
 }
 
-async fn flush(store: &Store, clock: &dyn Clock, batch: HashMap<(bool, String), StateWrite>) {
+/// Writes `batch`; returns it back when the write failed.
+async fn flush(store: &Store, clock: &dyn Clock, batch: Batch) -> Batch {
     if batch.is_empty() {
-        return;
+        return batch;
     }
-    let writes: Vec<StateWrite> = batch.into_values().collect();
-    if let Err(e) = store.write_resilience_state(&writes, clock.now_wall()).await {
-        tracing::warn!(event = "resilience.persist_failed", rows = writes.len(), error = %e);
+    let writes: Vec<StateWrite> = batch.values().cloned().collect();
+    match store.write_resilience_state(&writes, clock.now_wall()).await {
+        Ok(()) => HashMap::new(),
+        Err(e) => {
+            tracing::warn!(event = "resilience.persist_failed", rows = writes.len(), error = %e);
+            batch
+        }
     }
 }
 

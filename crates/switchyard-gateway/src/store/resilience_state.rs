@@ -17,6 +17,8 @@ pub struct StateRow {
     pub provider: String,
     /// The engine's record, as JSON.
     pub record_json: String,
+    /// When it was written.
+    pub updated_at: UnixMillis,
 }
 
 /// A write of the persister.
@@ -83,13 +85,19 @@ impl Store {
 
     /// Every stored breaker row.
     pub async fn load_breakers(&self) -> StoreResult<Vec<StateRow>> {
-        let rows = sqlx::query("SELECT name, record_json FROM domain_circuit_breakers ORDER BY name")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT name, record_json, updated_at FROM domain_circuit_breakers ORDER BY name")
+                .fetch_all(&self.pool)
+                .await?;
         rows.iter()
             .map(|r| {
                 let name: String = r.try_get("name")?;
-                Ok(StateRow { provider: name.clone(), key: name, record_json: r.try_get("record_json")? })
+                Ok(StateRow {
+                    provider: name.clone(),
+                    key: name,
+                    record_json: r.try_get("record_json")?,
+                    updated_at: UnixMillis(r.try_get("updated_at")?),
+                })
             })
             .collect()
     }
@@ -97,7 +105,7 @@ impl Store {
     /// Every stored connection-health row.
     pub async fn load_connection_health(&self) -> StoreResult<Vec<StateRow>> {
         let rows = sqlx::query(
-            "SELECT connection_id, provider, record_json FROM connection_health ORDER BY connection_id",
+            "SELECT connection_id, provider, record_json, updated_at FROM connection_health ORDER BY connection_id",
         )
         .fetch_all(&self.pool)
         .await?;
@@ -107,6 +115,7 @@ impl Store {
                     key: r.try_get("connection_id")?,
                     provider: r.try_get("provider")?,
                     record_json: r.try_get("record_json")?,
+                    updated_at: UnixMillis(r.try_get("updated_at")?),
                 })
             })
             .collect()

@@ -16,6 +16,7 @@
 //! Active; a poisoned lock is recovered (state is plain data, valid after any
 //! panic).
 
+mod adopt;
 mod events;
 mod hash;
 mod manage;

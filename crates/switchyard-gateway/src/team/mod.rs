@@ -1,0 +1,234 @@
+//! Team mode (SPEC §9): several replicas sharing one Postgres behave as one
+//! gateway. Every resilience transition a replica makes (breaker, cooldown or
+//! terminal state, model lockout, pin) and every configuration change (connections,
+//! keys, combos, aliases, settings, leases, the management token) is announced with
+//! `NOTIFY` and applied by the other replicas to their in-memory state, so the
+//! request path still reads memory only.
+//!
+//! Map: [`notice`] (what is said), [`publish`] (the announcer: coalesced batches on
+//! a connection of its own, off the request path), [`listen`] (the receiver:
+//! `LISTEN`, apply, reconnect and resynchronise), [`token`] (the shared management
+//! token).
+//!
+//! Ordering: each state notice carries the time of its transition on the origin;
+//! a receiver keeps, per thing, the time of the last change it made or adopted,
+//! and ignores anything older. So a late notice never undoes a newer local change
+//! (an operator's clear, say), and a resynchronisation after an outage keeps what
+//! this replica decided while the database was away.
+//!
+//! Failure: without the database, replicas keep routing on what they know (fail
+//! open); health reports `database: unavailable`; on reconnect each replica loads
+//! the stored state again (its own unsaved transitions are retried by the
+//! persister and announced once written).
+
+pub mod listen;
+pub mod notice;
+pub mod publish;
+pub mod token;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use switchyard_resilience::EngineEvent;
+use switchyard_types::UnixMillis;
+use switchyard_types::status::ChangeTopic;
+use tokio::sync::mpsc;
+
+use notice::{Notice, ReloadKind};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::affinity::PinChange;
+use listen::Replica;
+
+/// Starts team mode's announcer and receiver, and has the pin table report its
+/// changes. The receiver's first act is a resynchronisation from the database.
+pub fn start(
+    team: Arc<Team>,
+    replica: Replica,
+    url: &str,
+    shutdown: CancellationToken,
+) -> Result<Vec<JoinHandle<()>>, sqlx::Error> {
+    let pool = publish::connect(url)?;
+    let observer_team = team.clone();
+    replica.resilience.affinity.observe(Box::new(move |change| match change {
+        PinChange::Moved(session, pin) => observer_team.pinned(Notice::Pin {
+            session: session.as_str().to_owned(),
+            provider: pin.provider.clone(),
+            connection: pin.connection.clone(),
+            pinned_at: pin.pinned_at,
+            last_seen: pin.last_seen,
+        }),
+        PinChange::Cleared(connection) => {
+            observer_team.pinned(Notice::PinsCleared { connection: connection.map(str::to_owned) });
+        }
+    }));
+    let engine = replica.resilience.engine.clone();
+    let announcer = tokio::spawn(publish::run(team.clone(), pool, engine, shutdown.clone()));
+    let receiver = tokio::spawn(listen::run(team, replica, url.to_owned(), shutdown));
+    Ok(vec![announcer, receiver])
+}
+
+/// What the announcer is asked to send.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A notice as it is.
+    Notice(Notice),
+    /// A connection's lockouts changed: the announcer reads its current table.
+    Lockouts {
+        /// Connection id.
+        connection: String,
+        /// Provider id.
+        provider: String,
+        /// When.
+        at: UnixMillis,
+    },
+}
+
+/// This replica's side of team mode: its id, the announcer's queue, the ordering
+/// stamps and whether the database is reachable.
+pub struct Team {
+    origin: String,
+    outbox: mpsc::UnboundedSender<Outgoing>,
+    queue: Mutex<Option<mpsc::UnboundedReceiver<Outgoing>>>,
+    stamps: Mutex<HashMap<String, UnixMillis>>,
+    available: AtomicBool,
+    /// Notices applied from other replicas (for tests and logs).
+    applied: AtomicU64,
+}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+impl Team {
+    /// A replica with a fresh random id; the database counts as reachable (it was
+    /// at start) until the receiver says otherwise.
+    pub fn new() -> Arc<Team> {
+        let (outbox, queue) = mpsc::unbounded_channel();
+        Arc::new(Team {
+            origin: crate::secrets::generate_secret("r-")[..14].to_owned(),
+            outbox,
+            queue: Mutex::new(Some(queue)),
+            stamps: Mutex::new(HashMap::new()),
+            available: AtomicBool::new(true),
+            applied: AtomicU64::new(0),
+        })
+    }
+
+    /// This replica's id.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Whether the database answered last time the receiver looked.
+    pub fn database_available(&self) -> bool {
+        self.available.load(Ordering::Relaxed)
+    }
+
+    /// Notices from other replicas applied so far.
+    pub fn applied(&self) -> u64 {
+        self.applied.load(Ordering::Relaxed)
+    }
+
+    fn set_available(&self, up: bool) {
+        if self.available.swap(up, Ordering::Relaxed) != up {
+            if up {
+                tracing::info!(event = "team.database_back");
+            } else {
+                tracing::warn!(event = "team.database_unavailable", note = "routing on the last known state");
+            }
+        }
+    }
+
+    /// The announcer's queue (taken once, by [`publish::run`]).
+    fn take_queue(&self) -> Option<mpsc::UnboundedReceiver<Outgoing>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// Records a change of `key` made (or adopted) here at `at`.
+    fn stamp(&self, key: String, at: UnixMillis) {
+        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = stamps.entry(key).or_insert(at);
+        if *slot < at {
+            *slot = at;
+        }
+    }
+
+    /// Whether state of `key` from `at` is not older than what this replica has;
+    /// if so it becomes the newest.
+    fn newer(&self, key: &str, at: UnixMillis) -> bool {
+        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
+        match stamps.get_mut(key) {
+            Some(have) if *have > at => false,
+            Some(have) => {
+                *have = at;
+                true
+            }
+            None => {
+                stamps.insert(key.to_owned(), at);
+                true
+            }
+        }
+    }
+
+    fn send(&self, out: Outgoing) {
+        // Fails only once the announcer stopped (shutdown).
+        let _ = self.outbox.send(out);
+    }
+
+    /// An engine transition made here (called from the engine's event sink, after
+    /// its locks are released; cheap: a queue push).
+    pub fn engine_event(&self, event: &EngineEvent, at: UnixMillis) {
+        let notice = match event {
+            EngineEvent::Breaker { provider, record, .. } => Notice::Breaker {
+                provider: provider.clone(),
+                at,
+                record: serde_json::to_value(record).unwrap_or_default(),
+            },
+            EngineEvent::Cooldown { connection, provider, health, .. } => Notice::Health {
+                connection: connection.clone(),
+                provider: provider.clone(),
+                at,
+                record: serde_json::to_value(health).unwrap_or_default(),
+            },
+            EngineEvent::Lockout { connection, provider, .. } => {
+                self.stamp(format!("l:{connection}"), at);
+                self.send(Outgoing::Lockouts {
+                    connection: connection.clone(),
+                    provider: provider.clone(),
+                    at,
+                });
+                return;
+            }
+            EngineEvent::ProviderGate { .. } => return,
+        };
+        self.stamp(notice.coalesce_key(), at);
+        self.send(Outgoing::Notice(notice));
+    }
+
+    /// A session was pinned or moved here.
+    pub fn pinned(&self, notice: Notice) {
+        self.send(Outgoing::Notice(notice));
+    }
+
+    /// Stored configuration changed here (from [`crate::control::Control::notify`]).
+    pub fn configuration_changed(&self, topic: ChangeTopic) {
+        let what = match topic {
+            ChangeTopic::Connections => ReloadKind::Routing,
+            ChangeTopic::Settings => ReloadKind::Settings,
+            ChangeTopic::Leases => ReloadKind::Leases,
+            // Engine topics travel as state notices; pausing routing is per replica.
+            _ => return,
+        };
+        self.send(Outgoing::Notice(Notice::Reload { what }));
+    }
+
+    /// The team's management token changed here.
+    pub fn token_rotated(&self) {
+        self.send(Outgoing::Notice(Notice::Reload { what: ReloadKind::Token }));
+    }
+}

@@ -1,0 +1,214 @@
+//! Team mode (SPEC §9, issue 15): two gateway replicas sharing one real Postgres
+//! (a throwaway cluster started by the test, see `switchyard_testkit::postgres`)
+//! behave as one gateway — a cooldown seen by one is honoured by the other, a clear
+//! made through one reaches the other, leases are exclusive across both, pins and
+//! settings made through one apply on the other, and when Postgres goes away both
+//! keep serving and catch up when it returns.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchyard_gateway::TokenSource;
+use switchyard_testkit::postgres::PgServer;
+use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
+
+const MODEL: &str = "anthropic/claude-sonnet-4-6";
+const LEASE_KEY: &str = "sy-team-lease-key-0001";
+const OWNER_1: &str = "vlo_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1";
+const OWNER_2: &str = "vlo_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB2";
+/// How long a replica may take to see another's change before the test fails. The
+/// target is 100 ms (measured in `switchyard-bench team`); this bound only keeps
+/// a loaded CI machine from failing the test for being slow.
+const PROPAGATION_BOUND: Duration = Duration::from_secs(3);
+
+fn ok(from: &str) -> Reply {
+    Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", from))
+}
+
+fn rate_limited() -> Reply {
+    Reply::json(429, json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}))
+        .with_header("retry-after", "30")
+}
+
+/// `key-a` at `x` (priority 1), `key-b` at `y` (priority 2), the client key, and a
+/// leasing key allowed `key-a` only.
+fn config(x: &str, y: &str) -> String {
+    let mut toml = client_key_toml();
+    toml.push_str(&format!(
+        "\n[[api_keys]]\nname = \"agent\"\nkey = \"{LEASE_KEY}\"\nscopes = [\"lease:exclusive\"]\n\
+         allowed_connections = [\"key-a\"]\n"
+    ));
+    for (id, url, priority) in [("key-a", x, 1), ("key-b", y, 2)] {
+        toml.push_str(&format!(
+            "\n[[connections]]\nid = \"{id}\"\nprovider = \"anthropic\"\napi_key = \"sk-{id}\"\n\
+             base_url = \"{url}\"\npriority = {priority}\n"
+        ));
+    }
+    toml
+}
+
+/// One inference request through `gw` (with a session header when set): status
+/// and serving connection.
+async fn infer(gw: &TestGateway, key: &str, session: Option<&str>) -> (u16, Option<String>, Value) {
+    let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+    let mut request = gw.http.post(gw.url("/v1/messages")).bearer_auth(key).json(&body);
+    if let Some(s) = session {
+        request = request.header("x-claude-code-session-id", s);
+    }
+    let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status().as_u16();
+    let served =
+        response.headers().get("x-switchyard-connection").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    (status, served, response.json().await.unwrap_or_default())
+}
+
+async fn acquire(gw: &TestGateway, owner: &str) -> (u16, Value) {
+    let response = gw
+        .http
+        .post(gw.url("/api/v1/session-leases"))
+        .bearer_auth(LEASE_KEY)
+        .header("x-switchyard-lease-owner", owner)
+        .json(&json!({"action": "acquire", "model": MODEL}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    (response.status().as_u16(), response.json().await.unwrap_or_default())
+}
+
+/// Polls `check` every 5 ms, up to [`PROPAGATION_BOUND`]; returns how many polls
+/// it took (0: already true).
+async fn until<F, Fut>(what: &str, mut check: F) -> u32
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    const STEP: Duration = Duration::from_millis(5);
+    let polls = (PROPAGATION_BOUND.as_millis() / STEP.as_millis()) as u32;
+    for n in 0..polls {
+        if check().await {
+            return n;
+        }
+        // Polling another replica's state, not waiting out a duration.
+        tokio::time::sleep(STEP).await;
+    }
+    panic!("{what}: not within {PROPAGATION_BOUND:?}");
+}
+
+async fn cooling(gw: &TestGateway, connection: &str) -> bool {
+    let entry = gw.cooldown_of(connection).await;
+    !entry.is_null() && entry["status"] != "active"
+}
+
+async fn database(gw: &TestGateway) -> String {
+    gw.mgmt_json("/api/monitoring/health").await["database"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn two_replicas_share_cooldowns_clears_leases_pins_and_survive_postgres_going_away() {
+    let Some(mut pg) = PgServer::start() else { return };
+    let url = pg.create_database("team");
+    let x = FakeUpstream::start(ok("x")).await;
+    let y = FakeUpstream::start(ok("y")).await;
+    let toml = config(&x.url(), &y.url());
+    let team_url = url.clone();
+    let a = TestGateway::start_with(&toml, move |c| c.database_url = Some(team_url)).await;
+    // B is given no management token: it adopts the team's, which A set.
+    let team_url = url.clone();
+    let b = TestGateway::start_with(&toml, move |c| {
+        c.database_url = Some(team_url);
+        c.management_token = None;
+    })
+    .await;
+    assert_eq!(b.gateway().token_source(), TokenSource::Team);
+    let health = b.mgmt_json("/api/monitoring/health").await;
+    assert_eq!(
+        (health["database"].as_str(), health["databaseBackend"].as_str()),
+        (Some("ok"), Some("postgres"))
+    );
+    assert_ne!(health["replica"], a.mgmt_json("/api/monitoring/health").await["replica"]);
+
+    // Settings made through A apply on B: session affinity on.
+    a.patch_settings(&json!({"sessionAffinityTtlMs": 600_000})).await;
+    until("B takes A's settings", || async {
+        b.mgmt_json("/api/resilience").await["sessionAffinityTtlMs"] == 600_000
+    })
+    .await;
+
+    // A sees a 429 with Retry-After: 30 on X and fails over to Y.
+    x.push(rate_limited());
+    let (status, served, body) = infer(&a, CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-b")), "{body}");
+    assert_eq!(x.calls(), 1);
+    let polls = until("B sees X cooling", || cooling(&b, "key-a")).await;
+    eprintln!("cooldown A → B visible after {polls} poll(s) of 5 ms");
+    // The next request through B does not touch X.
+    let (status, served, _) = infer(&b, CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref(), x.calls()), (200, Some("key-b"), 1));
+
+    // A pins a session while X cools: it lands on Y.
+    let (_, served, _) = infer(&a, CLIENT_KEY, Some("session-one")).await;
+    assert_eq!(served.as_deref(), Some("key-b"));
+
+    // Clearing X through B's management API brings it back on A.
+    b.clear_cooldowns().await;
+    until("A sees X cleared", || async { !cooling(&a, "key-a").await }).await;
+    let (status, served, _) = infer(&a, CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-a")), "X serves again through A");
+
+    // The pin made through A routes the same session through B to the same
+    // connection (Y), although X comes first by priority now.
+    let calls = x.calls();
+    let (_, served, _) = infer(&b, CLIENT_KEY, Some("session-one")).await;
+    assert_eq!((served.as_deref(), x.calls()), (Some("key-b"), calls), "the pin holds on B");
+    let (_, served, _) = infer(&b, CLIENT_KEY, Some("session-two")).await;
+    assert_eq!(served.as_deref(), Some("key-a"), "an unpinned session follows priority");
+
+    // An exclusive lease acquired through A: B refuses a foreign owner.
+    let (status, lease) = acquire(&a, OWNER_1).await;
+    assert_eq!(status, 200, "{lease}");
+    let (status, refused) = acquire(&b, OWNER_2).await;
+    assert_eq!((status, &refused["error"]["code"]), (429, &json!("lease-capacity-unavailable")), "{refused}");
+    until("B's request path sees A's lease", || async {
+        let (status, _, body) = infer(&b, LEASE_KEY, None).await;
+        status == 429 && body["error"]["code"] == "lease-capacity-unavailable"
+    })
+    .await;
+
+    // Released through B (the database fences it whichever replica asks); A sees
+    // the connection free again.
+    let release = json!({"action": "release", "generation": lease["generation"]});
+    let response = b
+        .http
+        .post(b.url("/api/v1/session-leases"))
+        .bearer_auth(LEASE_KEY)
+        .header("x-switchyard-lease-owner", OWNER_1)
+        .json(&release)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 200);
+    until("A sees the lease released", || async { infer(&a, LEASE_KEY, None).await.0 == 200 }).await;
+
+    // Postgres goes away: both replicas keep serving on what they know.
+    pg.stop();
+    until("A reports the database unavailable", || async { database(&a).await == "unavailable" }).await;
+    until("B reports the database unavailable", || async { database(&b).await == "unavailable" }).await;
+    for gw in [&a, &b] {
+        let (status, served, body) = infer(gw, CLIENT_KEY, None).await;
+        assert_eq!((status, served.as_deref()), (200, Some("key-a")), "{body}");
+    }
+
+    // It returns: both resynchronise, and a new cooldown propagates again.
+    pg.start_again();
+    until("A reconnects", || async { database(&a).await == "ok" }).await;
+    until("B reconnects", || async { database(&b).await == "ok" }).await;
+    x.push(rate_limited());
+    let (status, served, _) = infer(&b, CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-b")));
+    until("A sees B's new cooldown of X", || cooling(&a, "key-a")).await;
+    let calls = x.calls();
+    let (_, served, _) = infer(&a, CLIENT_KEY, None).await;
+    assert_eq!((served.as_deref(), x.calls()), (Some("key-b"), calls));
+    assert!(a.gateway().team().is_some_and(|t| t.applied() > 0));
+}
