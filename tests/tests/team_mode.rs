@@ -8,10 +8,14 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use std::sync::Arc;
 use switchyard_gateway::TokenSource;
 use switchyard_testkit::postgres::PgServer;
-use switchyard_testkit::{FakeUpstream, Reply, wire};
-use switchyard_tests::{CLIENT_KEY, TestGateway, client_key_toml};
+
+use switchyard_gateway::clock::ManualClock;
+use switchyard_testkit::{FakeUpstream, Hold, Reply, wire};
+use switchyard_tests::{CLIENT_KEY, TestGateway, claude_account_and_key, client_key_toml};
+use switchyard_types::UnixMillis;
 
 const MODEL: &str = "anthropic/claude-sonnet-4-6";
 const LEASE_KEY: &str = "sy-team-lease-key-0001";
@@ -211,4 +215,107 @@ async fn two_replicas_share_cooldowns_clears_leases_pins_and_survive_postgres_go
     let (_, served, _) = infer(&a, CLIENT_KEY, None).await;
     assert_eq!((served.as_deref(), x.calls()), (Some("key-b"), calls));
     assert!(a.gateway().team().is_some_and(|t| t.applied() > 0));
+}
+
+/// Two replicas of one team on `url`, importing `toml`, sharing `clock` (one process,
+/// so one clock: the wall's reset times and the ordering stamps agree).
+async fn two_replicas(toml: &str, url: &str, clock: &Arc<ManualClock>) -> (TestGateway, TestGateway) {
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        let (u, c) = (url.to_owned(), clock.clone());
+        out.push(
+            TestGateway::start_with(toml, move |cfg| {
+                cfg.database_url = Some(u);
+                cfg.clock = c;
+            })
+            .await,
+        );
+    }
+    let b = out.pop().unwrap_or_else(|| panic!("two replicas"));
+    let a = out.pop().unwrap_or_else(|| panic!("two replicas"));
+    (a, b)
+}
+
+/// What `anthropic-usage-limit` header each request to `up` carried.
+fn slow_headers(up: &FakeUpstream) -> Vec<Option<String>> {
+    up.requests().iter().map(|r| r.header("anthropic-usage-limit").map(str::to_owned)).collect()
+}
+
+#[tokio::test]
+async fn a_claude_lane_opened_on_one_replica_slows_the_other() {
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("lanes");
+    const NOW: i64 = 1_900_000_000_000;
+    let reset_s = (NOW / 1000 + 3_600).to_string();
+    let wall_429 = Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
+        .with_header("anthropic-ratelimit-unified-status", "rejected")
+        .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
+        .with_header("anthropic-ratelimit-unified-reset", &reset_s);
+    let slow_ok = ok("slow").with_header("anthropic-ratelimit-unified-slow-status", "active");
+    let account = FakeUpstream::start(slow_ok).await;
+    account.push(wall_429);
+    let key = FakeUpstream::start(ok("key")).await;
+    let toml = claude_account_and_key(&account.url(), &key.url(), "lowPriorityMode = true");
+    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let (a, b) = two_replicas(&toml, &url, &clock).await;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": []});
+
+    // A meets the wall and takes the slow lane; B learns of it and sends slow from
+    // its first attempt.
+    assert_eq!(a.post("/v1/messages", &body).await.status(), 200);
+    assert_eq!(slow_headers(&account), [None, Some("slow".to_owned())]);
+    until("B sees A's lane", || async {
+        let health = b.mgmt_json("/api/monitoring/health").await;
+        health["claudeAccounts"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|c| !c["wall"]["laneActiveUntil"].is_null()))
+    })
+    .await;
+    assert_eq!(b.post("/v1/messages", &body).await.status(), 200);
+    assert_eq!(slow_headers(&account), [None, Some("slow".to_owned()), Some("slow".to_owned())]);
+}
+
+#[tokio::test]
+async fn concurrent_429s_on_two_replicas_count_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("herd");
+    let x = FakeUpstream::start(ok("x")).await;
+    let y = FakeUpstream::start(ok("y")).await;
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let (a, b) = two_replicas(&config(&x.url(), &y.url()), &url, &clock).await;
+    // Both replicas send to X at once and both get its 429 (held until both
+    // arrived). Each attempt was dispatched before either cooldown began, so X's
+    // backoff counts one failure, not two — on both replicas, whichever order the
+    // verdicts and the announcements arrive in.
+    let hold = Hold::new();
+    for _ in 0..2 {
+        x.push(rate_limited().held(&hold));
+    }
+    let body = json!({"model": MODEL, "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]});
+    let (ask_a, ask_b) =
+        (a.post_in_background("/v1/messages", &body), b.post_in_background("/v1/messages", &body));
+    until("both requests reach X", || async { x.calls() == 2 }).await;
+    hold.release(2);
+    for ask in [ask_a, ask_b] {
+        let response = ask.await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), 200, "served by Y after X's 429");
+    }
+    for gw in [&a, &b] {
+        until("X cooling", || cooling(gw, "key-a")).await;
+    }
+    // Let the announcements cross (each replica applies the other's record).
+    until("each replica applied the other's cooldown", || async {
+        [&a, &b].iter().all(|gw| gw.gateway().team().is_some_and(|t| t.applied() >= 1))
+    })
+    .await;
+    for gw in [&a, &b] {
+        assert_eq!(gw.cooldown_of("key-a").await["backoffLevel"], 1, "one failure, counted once");
+    }
+    // A later failure, dispatched after the cooldown ended, does count: X fails
+    // again through B, and A sees the next backoff level.
+    clock.advance_ms(31_000);
+    x.push(rate_limited());
+    let (status, served, _) = infer(&b, CLIENT_KEY, None).await;
+    assert_eq!((status, served.as_deref()), (200, Some("key-b")));
+    until("A sees level 2", || async { a.cooldown_of("key-a").await["backoffLevel"] == 2 }).await;
 }

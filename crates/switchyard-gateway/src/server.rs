@@ -239,8 +239,9 @@ impl Gateway {
                 management: management.clone(),
                 control: control.clone(),
                 token: token_check.clone(),
+                claude_wall: claude_wall.clone(),
             };
-            team_tasks = crate::team::start(team.clone(), replica, url, shutdown.child_token())?;
+            team_tasks = crate::team::start(team.clone(), replica, url, shutdown.child_token()).await?;
         }
         let refresher = TokenRefresher::new(http.clone(), clock.clone());
         let sleeper = config.sleeper.clone().unwrap_or_else(|| Arc::new(ClockSleeper(config.clock.clone())));

@@ -1,6 +1,7 @@
 // Queries more than one feature reads (same keys, so one fetch serves every page).
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
+import type { HealthView } from "../ipc/bindings";
 import { rangeLookup, type RangeLookup } from "../shared/ranges";
 import { useApi } from "./ApiProvider";
 import { queryKeys } from "./queryKeys";
@@ -30,14 +31,40 @@ export function useConnectionsQuery() {
   });
 }
 
-/** The health document: every connection's derived status, breakers, lockouts. */
+/** How often a team-mode replica's health is refetched while its database answers. */
+const TEAM_DATABASE_POLL_MS = 15_000;
+/** How often it is refetched while the database is unavailable (to see it return). */
+const DATABASE_RETURN_POLL_MS = 5_000;
+
+/**
+ * In team mode the shared database can be lost and come back without any change
+ * event (and the resynchronisation's events may arrive just before the replica
+ * reports it back), so the health document is refetched on a timer there; with
+ * SQLite the database is a local file and events suffice (false).
+ */
+export function databasePoll(health: HealthView | undefined): number | false {
+  if (health?.databaseBackend !== "postgres") return false;
+  return health.database === "unavailable" ? DATABASE_RETURN_POLL_MS : TEAM_DATABASE_POLL_MS;
+}
+
+/** The shorter of two refetch delays (false: none). */
+function sooner(a: number | false, b: number | false): number | false {
+  if (a === false) return b;
+  if (b === false) return a;
+  return Math.min(a, b);
+}
+
+/** The health document: every connection's derived status, breakers, lockouts, the database. */
 export function useHealthQuery() {
   const api = useApi();
   return useQuery({
     queryKey: queryKeys.health,
     queryFn: () => api.monitoringHealth(),
     refetchInterval: (query) =>
-      untilStatusEnds((query.state.data?.connections ?? []).map((c) => c.status.until), Date.now()),
+      sooner(
+        untilStatusEnds((query.state.data?.connections ?? []).map((c) => c.status.until), Date.now()),
+        databasePoll(query.state.data),
+      ),
   });
 }
 

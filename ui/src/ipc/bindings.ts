@@ -1190,6 +1190,15 @@ export type HealthView = {
 	connections: ConnectionRoutabilityView[],
 	/**  Every Claude OAuth connection's usage-wall state. */
 	claudeAccounts: ClaudeAccountView[],
+	/**
+	 *  `ok` while the database answers; `unavailable` when a team-mode replica lost
+	 *  its shared Postgres (it keeps routing on its last known state meanwhile).
+	 */
+	database: string,
+	/**  Where the state lives: `sqlite` (this machine's file) or `postgres` (team mode). */
+	databaseBackend: string,
+	/**  This replica's id in team mode (`None` with SQLite). */
+	replica: string | null,
 };
 
 /**  Why a command failed. */

@@ -393,6 +393,9 @@ export const health = (over: Partial<HealthView> = {}): HealthView => ({
   activeLockouts: 0,
   connections: [],
   claudeAccounts: [],
+  database: "ok",
+  databaseBackend: "sqlite",
+  replica: null,
   ...over,
 });
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use switchyard_resilience::breaker::BreakerRecord;
+use switchyard_resilience::claude_wall::{ClaudeWall, ConnWall};
 use switchyard_resilience::cooldown::ConnectionHealth;
 use switchyard_resilience::lockout::LockoutTable;
 use switchyard_types::status::ChangeTopic;
@@ -38,6 +39,8 @@ pub struct Replica {
     pub control: Arc<Control>,
     /// The management token check.
     pub token: Arc<TokenCheck>,
+    /// Claude accounts' usage-wall state.
+    pub claude_wall: Arc<ClaudeWall>,
 }
 
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
@@ -88,6 +91,7 @@ async fn session(
         .await
         .map_err(|e| sqlx::Error::Protocol(format!("resynchronisation failed: {e}")))?;
     team.set_available(true);
+    team.synced.send_replace(true);
     loop {
         let next = tokio::select! {
             n = listener.try_recv() => n?,
@@ -132,6 +136,14 @@ pub async fn apply(team: &Team, r: &Replica, notice: Notice) {
             {
                 engine.adopt_lockouts(&connection, &provider, table);
                 r.control.notify_local(ChangeTopic::Lockouts);
+            }
+        }
+        Notice::Wall { connection, at, state } => {
+            if let Ok(state) = serde_json::from_value::<ConnWall>(state)
+                && team.newer(&key, at)
+            {
+                r.claude_wall.adopt(&connection, state);
+                r.control.notify_local(ChangeTopic::Lanes);
             }
         }
         Notice::Pin { session, provider, connection, pinned_at, last_seen } => {

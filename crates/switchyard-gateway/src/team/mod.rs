@@ -42,9 +42,14 @@ use tokio_util::sync::CancellationToken;
 use crate::affinity::PinChange;
 use listen::Replica;
 
-/// Starts team mode's announcer and receiver, and has the pin table report its
-/// changes. The receiver's first act is a resynchronisation from the database.
-pub fn start(
+/// How long start-up waits for the receiver's first resynchronisation.
+const FIRST_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Starts team mode's announcer and receiver, and has the pin table and the
+/// usage wall report their changes. Returns once the receiver listens and has
+/// loaded the stored state, so a replica that answers requests hears every
+/// change the others make from then on.
+pub async fn start(
     team: Arc<Team>,
     replica: Replica,
     url: &str,
@@ -64,9 +69,23 @@ pub fn start(
             observer_team.pinned(Notice::PinsCleared { connection: connection.map(str::to_owned) });
         }
     }));
+    let wall_team = team.clone();
+    replica.claude_wall.observe_changes(Box::new(move |connection, state, at| {
+        let notice = Notice::Wall {
+            connection: connection.to_owned(),
+            at,
+            state: serde_json::to_value(state).unwrap_or_default(),
+        };
+        wall_team.stamp(notice.coalesce_key(), at);
+        wall_team.send(Outgoing::Notice(notice));
+    }));
     let engine = replica.resilience.engine.clone();
     let announcer = tokio::spawn(publish::run(team.clone(), pool, engine, shutdown.clone()));
+    let mut synced = team.synced.subscribe();
     let receiver = tokio::spawn(listen::run(team, replica, url.to_owned(), shutdown));
+    if tokio::time::timeout(FIRST_SYNC, synced.wait_for(|done| *done)).await.is_err() {
+        tracing::warn!(event = "team.first_sync_slow", note = "serving before the first resynchronisation");
+    }
     Ok(vec![announcer, receiver])
 }
 
@@ -96,6 +115,8 @@ pub struct Team {
     available: AtomicBool,
     /// Notices applied from other replicas (for tests and logs).
     applied: AtomicU64,
+    /// Set once the receiver listens and has loaded the stored state.
+    synced: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Team {
@@ -116,6 +137,7 @@ impl Team {
             stamps: Mutex::new(HashMap::new()),
             available: AtomicBool::new(true),
             applied: AtomicU64::new(0),
+            synced: tokio::sync::watch::Sender::new(false),
         })
     }
 

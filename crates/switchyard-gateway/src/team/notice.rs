@@ -63,6 +63,16 @@ pub enum Notice {
         /// The engine's `LockoutTable`, as JSON.
         table: serde_json::Value,
     },
+    /// A Claude account's usage-wall state changed: its low-priority lane started
+    /// or ended, or a limit-reset claim began or finished.
+    Wall {
+        /// Connection id.
+        connection: String,
+        /// When the change happened.
+        at: UnixMillis,
+        /// The wall's `ConnWall` (lane and reset memo), as JSON.
+        state: serde_json::Value,
+    },
     /// A session was pinned (or re-pinned) to a connection.
     Pin {
         /// The stored session key (a hash, never the client's header value).
@@ -110,6 +120,7 @@ impl Notice {
             Notice::Breaker { provider, .. } => format!("b:{provider}"),
             Notice::Health { connection, .. } => format!("h:{connection}"),
             Notice::Lockouts { connection, .. } => format!("l:{connection}"),
+            Notice::Wall { connection, .. } => format!("w:{connection}"),
             Notice::Pin { session, provider, .. } => format!("p:{session}:{provider}"),
             Notice::PinsCleared { connection } => format!("pc:{}", connection.as_deref().unwrap_or("*")),
             Notice::Reload { what } => format!("r:{what:?}"),

@@ -41,7 +41,7 @@ pub struct Observation {
 }
 
 /// The lane's phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum LanePhase {
     /// No lane: requests go at full speed, without the header.
     #[default]
@@ -132,7 +132,7 @@ impl WaitWindow {
 }
 
 /// One connection's lane state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LaneState {
     /// Inactive or active.
     pub phase: LanePhase,

@@ -235,7 +235,7 @@ pub enum ResetAdmission {
 }
 
 /// One connection's reset memo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ResetState {
     /// No attempt before this instant.
     pub next_try_at: Option<UnixMillis>,

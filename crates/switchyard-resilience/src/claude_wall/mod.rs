@@ -29,7 +29,7 @@ pub use signals::{
     Jitter, SeededJitter, SlowOffer, WallOptions, WallSignals, clamp_max_wait_ms, clamp_retry_after_ms,
     jittered,
 };
-pub use wall::{AWAIT_RESET_POLL_MS, ClaudeWall, CooldownWhy, WallDecision};
+pub use wall::{AWAIT_RESET_POLL_MS, ClaudeWall, ConnWall, CooldownWhy, WallDecision, WallObserver};
 
 /// Request header sent on every request while the lane is active.
 pub const USAGE_LIMIT_HEADER: &str = "anthropic-usage-limit";

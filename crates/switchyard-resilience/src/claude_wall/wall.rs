@@ -72,16 +72,68 @@ pub enum WallDecision {
     },
 }
 
-#[derive(Debug, Default)]
-struct ConnWall {
-    lane: LaneState,
-    reset: ResetState,
+/// One connection's wall state: its lane and its limit-reset memo. Team mode
+/// announces it to the other replicas, which take it over ([`ClaudeWall::adopt`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConnWall {
+    /// The low-priority lane.
+    pub lane: LaneState,
+    /// The limit-reset memo (an attempt in flight, a recent reset, the next try).
+    pub reset: ResetState,
 }
 
-/// The usage-wall state of every Claude OAuth connection (in memory only).
-#[derive(Debug, Default)]
+impl ConnWall {
+    /// What other replicas must know: the lane's phase and bars to acceptance,
+    /// and the reset memo; not the per-request counters, which change on every
+    /// slow-lane answer.
+    fn shared_part(&self) -> impl PartialEq + use<> {
+        let l = &self.lane;
+        (l.phase, l.last_end, l.cool_off_until, l.budget_exhausted_until, self.reset)
+    }
+}
+
+/// Called with a connection's new state after a change others must know of
+/// (outside the entry's lock), and the time of the change.
+pub type WallObserver = Box<dyn Fn(&str, &ConnWall, UnixMillis) + Send + Sync>;
+
+/// The usage-wall state of every Claude OAuth connection (in memory; shared with
+/// other replicas in team mode through an observer).
+#[derive(Default)]
 pub struct ClaudeWall {
     conns: RwLock<HashMap<String, Arc<Mutex<ConnWall>>>>,
+    observer: std::sync::OnceLock<WallObserver>,
+}
+
+impl std::fmt::Debug for ClaudeWall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaudeWall").finish_non_exhaustive()
+    }
+}
+
+/// Holds an entry's lock and remembers its shared part, to announce a change
+/// when the guard is dropped (after the lock is released).
+struct Watched<'a> {
+    wall: &'a ClaudeWall,
+    conn: &'a str,
+    now: UnixMillis,
+    entry: Arc<Mutex<ConnWall>>,
+}
+
+impl<'a> Watched<'a> {
+    /// Runs `f` on the entry and announces the state if its shared part changed.
+    fn with<R>(&self, f: impl FnOnce(&mut ConnWall) -> R) -> R {
+        let (out, changed) = {
+            let mut g = lock(&self.entry);
+            let before = self.wall.observer.get().map(|_| g.shared_part());
+            let out = f(&mut g);
+            let changed = before.filter(|b| *b != g.shared_part()).map(|_| *g);
+            (out, changed)
+        };
+        if let (Some(observer), Some(state)) = (self.wall.observer.get(), changed) {
+            observer(self.conn, &state, self.now);
+        }
+        out
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -146,29 +198,43 @@ impl ClaudeWall {
         if !sig.any_unified && !self.existing(conn).is_some_and(|e| lock(&e).lane.sends_slow(now)) {
             return from_lane(status, LaneDecision::Pass);
         }
-        let entry = self.entry(conn);
-        let mut g = lock(&entry);
-        g.lane.refresh(now);
-        if g.lane.is_active() {
-            let d = g.lane.observe(obs, wait, now, jitter);
-            return from_lane(status, d);
-        }
-        if !sig.is_wall(status) {
-            return from_lane(status, LaneDecision::Pass);
-        }
-        if opts.auto_limit_reset && !sig.claim_not_five_hour {
-            match g.reset.admit(now) {
-                ResetAdmission::Go => return WallDecision::RunLimitReset { usage_path: USAGE_PATH },
-                ResetAdmission::RecentReset => {
-                    return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::LimitReset };
-                }
-                ResetAdmission::InFlight => {
-                    return WallDecision::AwaitLimitReset { poll_ms: AWAIT_RESET_POLL_MS };
-                }
-                ResetAdmission::MemoSkip => {}
+        self.watch(conn, now).with(|g| {
+            g.lane.refresh(now);
+            if g.lane.is_active() {
+                let d = g.lane.observe(obs, wait, now, jitter);
+                return from_lane(status, d);
             }
-        }
-        accept_lane(&mut g.lane, opts, sig, wait, now)
+            if !sig.is_wall(status) {
+                return from_lane(status, LaneDecision::Pass);
+            }
+            if opts.auto_limit_reset && !sig.claim_not_five_hour {
+                match g.reset.admit(now) {
+                    ResetAdmission::Go => return WallDecision::RunLimitReset { usage_path: USAGE_PATH },
+                    ResetAdmission::RecentReset => {
+                        return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::LimitReset };
+                    }
+                    ResetAdmission::InFlight => {
+                        return WallDecision::AwaitLimitReset { poll_ms: AWAIT_RESET_POLL_MS };
+                    }
+                    ResetAdmission::MemoSkip => {}
+                }
+            }
+            accept_lane(&mut g.lane, opts, sig, wait, now)
+        })
+    }
+
+    fn watch<'a>(&'a self, conn: &'a str, now: UnixMillis) -> Watched<'a> {
+        Watched { wall: self, conn, now, entry: self.entry(conn) }
+    }
+
+    /// Team mode: report changes others must know of to `observer` from now on.
+    pub fn observe_changes(&self, observer: WallObserver) {
+        let _ = self.observer.set(observer);
+    }
+
+    /// Takes over a connection's state from another replica (not announced again).
+    pub fn adopt(&self, conn: &str, state: ConnWall) {
+        *lock(&self.entry(conn)) = state;
     }
 
     /// After the usage call of [`WallDecision::RunLimitReset`] (`None` when it failed;
@@ -194,23 +260,24 @@ impl ClaudeWall {
         wait: &mut WaitWindow,
         now: UnixMillis,
     ) -> WallDecision {
-        let entry = self.entry(conn);
-        let mut g = lock(&entry);
-        g.reset.record(outcome, now);
-        if outcome.granted() {
-            return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::LimitReset };
-        }
-        g.lane.refresh(now);
-        if g.lane.is_active() {
-            // A sibling opened the lane meanwhile: join it.
-            return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::JoinedLane };
-        }
-        accept_lane(&mut g.lane, opts, &obs.signals, wait, now)
+        self.watch(conn, now).with(|g| {
+            g.reset.record(outcome, now);
+            if outcome.granted() {
+                return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::LimitReset };
+            }
+            g.lane.refresh(now);
+            if g.lane.is_active() {
+                // A sibling opened the lane meanwhile: join it.
+                return WallDecision::RetrySameConnection { delay_ms: 0, via: RetryVia::JoinedLane };
+            }
+            accept_lane(&mut g.lane, opts, &obs.signals, wait, now)
+        })
     }
 
     /// Ends a connection's lane by operator request; returns whether one was active.
     pub fn end_lane(&self, conn: &str, now: UnixMillis) -> bool {
-        self.existing(conn).is_some_and(|e| lock(&e).lane.end(ClaudeLaneEnd::Operator, now))
+        self.existing(conn).is_some()
+            && self.watch(conn, now).with(|g| g.lane.end(ClaudeLaneEnd::Operator, now))
     }
 
     /// Drops connections not in `keep` (deleted, or no longer Claude OAuth).

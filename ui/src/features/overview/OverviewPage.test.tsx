@@ -149,6 +149,49 @@ describe("OverviewPage", () => {
     expect(within(card).getByLabelText("Connections in rotation")).toHaveTextContent("1 routable · 0 out of rotation");
   });
 
+  it("says nothing about team mode on this machine's SQLite file", async () => {
+    renderWithIpc(<OverviewPage />);
+    // The health document has loaded once the Connections card counts.
+    const card = await screen.findByRole("region", { name: "Connections" });
+    await within(card).findByText("0 routable");
+    expect(screen.queryByText(/Team mode/)).not.toBeInTheDocument();
+    expect(screen.queryByText(/Database/)).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Database" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+  });
+
+  it("shows team mode with this replica's id and the shared database connected", async () => {
+    renderWithIpc(<OverviewPage />, {
+      monitoring_health: () => f.health({ databaseBackend: "postgres", database: "ok", replica: "r-7f3a9c2e1b4d" }),
+    });
+    const card = await screen.findByRole("region", { name: "Database" });
+    expect(within(card).getByLabelText("Team mode")).toHaveTextContent(
+      "Team mode — shared Postgres, replica r-7f3a9c2e1b4d",
+    );
+    expect(within(card).getByLabelText("Database state")).toHaveTextContent("Database: connected");
+    expect(within(card).getByText("Connected")).toHaveClass("badge-ok");
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+  });
+
+  it("warns above the cards while the shared database is unavailable", async () => {
+    renderWithIpc(<OverviewPage />, {
+      monitoring_health: () =>
+        f.health({ databaseBackend: "postgres", database: "unavailable", replica: "r-7f3a9c2e1b4d" }),
+    });
+    const banner = await screen.findByRole("alert", { name: "Database unavailable" });
+    expect(banner).toHaveClass("banner-warning");
+    expect(banner).toHaveTextContent(
+      "Database unavailable — routing on the last known state; changes made on other replicas arrive when it returns.",
+    );
+    const card = screen.getByRole("region", { name: "Database" });
+    expect(within(card).getByLabelText("Team mode")).toHaveTextContent("replica r-7f3a9c2e1b4d");
+    expect(within(card).getByLabelText("Database state")).toHaveTextContent(
+      "Database unavailable — routing on the last known state",
+    );
+    expect(within(card).getByText("Unavailable")).toHaveClass("badge-warning");
+    expect(card).not.toHaveTextContent("Database: connected");
+  });
+
   it("creates a client key and shows its secret once, in the setup too", async () => {
     const user = userEvent.setup();
     const { calls } = renderWithIpc(<OverviewPage />, {

@@ -1,5 +1,5 @@
-// Overview: gateway base URL and pause state, connections in and out of rotation,
-// client keys, agent setup, activity.
+// Overview: gateway base URL and pause state, team mode and its shared database,
+// connections in and out of rotation, client keys, agent setup, activity.
 import { useState } from "react";
 import { useApi } from "../../api/ApiProvider";
 import { hrefFor } from "../../router";
@@ -10,6 +10,7 @@ import { ClientKeysCard, type CreatedKey } from "./components/ClientKeysCard";
 import { ConnectionsHealthCard } from "./components/ConnectionsHealthCard";
 import { GatewayCard, PausedBanner } from "./components/GatewayCard";
 import { SetupCard } from "./components/SetupCard";
+import { DatabaseUnavailableBanner, TeamModeCard } from "./components/TeamModeCard";
 
 /** The desktop app's preferences have their own page (it works without the gateway). */
 function DesktopLink() {
@@ -47,8 +48,10 @@ export function OverviewPage() {
       ) : (
         <>
           <PausedBanner status={gateway.data} />
+          <DatabaseUnavailableBanner />
           <div className="card-grid">
             <GatewayCard status={gateway.data} />
+            <TeamModeCard />
             <ConnectionsHealthCard />
             <ActivityCard />
             <ClientKeysCard created={created} onCreated={setCreated} onDismiss={() => setCreated(null)} />
