@@ -126,6 +126,19 @@ impl GatewayProcess {
         slow: SocketAddr,
         flow: bool,
     ) -> anyhow::Result<GatewayProcess> {
+        GatewayProcess::start_with(bin, fast, slow, flow, "", &[]).await
+    }
+
+    /// [`GatewayProcess::start`] with `extra_toml` appended to the config and
+    /// `extra_args` after `serve`'s own (team mode's `--database-url`).
+    pub async fn start_with(
+        bin: &Path,
+        fast: SocketAddr,
+        slow: SocketAddr,
+        flow: bool,
+        extra_toml: &str,
+        extra_args: &[String],
+    ) -> anyhow::Result<GatewayProcess> {
         if !bin.is_file() {
             bail!(
                 "gateway binary not found at {}; build it with `cargo build --release -p switchyard-gateway` \
@@ -135,7 +148,7 @@ impl GatewayProcess {
         }
         let data_dir = tempfile::Builder::new().prefix("switchyard-bench-").tempdir()?;
         let config = data_dir.path().join("bench.toml");
-        std::fs::write(&config, config_toml(fast, slow, flow))?;
+        std::fs::write(&config, config_toml(fast, slow, flow) + extra_toml)?;
         let log_path = data_dir.path().join("gateway.log");
         let log = std::fs::File::create(&log_path)?;
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
@@ -150,6 +163,7 @@ impl GatewayProcess {
             .arg(&config)
             .arg("--management-token")
             .arg(MANAGEMENT_TOKEN)
+            .args(extra_args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))

@@ -24,6 +24,7 @@ mod soak;
 mod stats;
 mod streams;
 mod targets;
+mod team;
 mod turns;
 mod upstream;
 
@@ -96,6 +97,9 @@ enum Internal {
     /// and latency every minute (see `soak`); exits non-zero when memory or
     /// descriptors grow or a request fails.
     Soak(SoakArgs),
+    /// Team mode's costs: propagation latency between two replicas sharing one
+    /// Postgres, and the hot path on Postgres against SQLite (see `team`).
+    Team(team::TeamArgs),
     /// The reference relay (see `relay`); started by the benchmark itself.
     #[command(hide = true)]
     Relay {
@@ -279,6 +283,11 @@ async fn main() -> anyhow::Result<()> {
         .join(" ");
     match &cli.command {
         Some(Internal::Relay { listen, upstream }) => return relay::serve(*listen, *upstream).await,
+        Some(Internal::Team(args)) => {
+            raise_nofile_limit();
+            let bin = args.gateway_bin(default_gateway_bin()?);
+            return team::run(args, &bin).await;
+        }
         Some(Internal::Soak(args)) => {
             raise_nofile_limit();
             return soak_main(args, command).await;
