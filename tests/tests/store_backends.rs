@@ -190,20 +190,31 @@ async fn suite(store: &Store) {
             provider: "anthropic".into(),
             state: "OPEN".into(),
             record_json: "{\"b\":1}".into(),
+            at: NOW,
         },
         StateWrite::Connection {
             connection: "a".into(),
             provider: "anthropic".into(),
             record_json: "{\"c\":1}".into(),
+            at: NOW,
         },
     ];
-    store.write_resilience_state(&writes, NOW).await.unwrap_or_else(|e| panic!("{e}"));
+    store.write_resilience_state(&writes).await.unwrap_or_else(|e| panic!("{e}"));
     let again = [StateWrite::Connection {
         connection: "a".into(),
         provider: "anthropic".into(),
         record_json: "{\"c\":2}".into(),
+        at: NOW.plus_millis(5),
     }];
-    store.write_resilience_state(&again, NOW).await.unwrap_or_else(|e| panic!("{e}"));
+    store.write_resilience_state(&again).await.unwrap_or_else(|e| panic!("{e}"));
+    // A write of an older transition (another replica flushing late) changes nothing.
+    let stale = [StateWrite::Connection {
+        connection: "a".into(),
+        provider: "anthropic".into(),
+        record_json: "{\"c\":0}".into(),
+        at: NOW.plus_millis(1),
+    }];
+    store.write_resilience_state(&stale).await.unwrap_or_else(|e| panic!("{e}"));
     let breakers = store.load_breakers().await.unwrap_or_default();
     assert_eq!((breakers[0].key.as_str(), breakers[0].record_json.as_str()), ("anthropic", "{\"b\":1}"));
     let health = store.load_connection_health().await.unwrap_or_default();

@@ -319,3 +319,37 @@ async fn concurrent_429s_on_two_replicas_count_once() {
     assert_eq!((status, served.as_deref()), (200, Some("key-b")));
     until("A sees level 2", || async { a.cooldown_of("key-a").await["backoffLevel"] == 2 }).await;
 }
+
+#[tokio::test]
+async fn an_expiring_claude_token_is_refreshed_once_across_replicas() {
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("oauth");
+    const NOW: i64 = 1_900_000_000_000;
+    let upstream = FakeUpstream::start(ok("claude")).await;
+    let fresh = json!({"access_token": "oat-new", "refresh_token": "ort-new", "expires_in": 28800});
+    // A provider that rotates refresh tokens: a second use of `ort-old` would be
+    // refused, so exactly one refresh may happen, whichever replica makes it.
+    let mut token = FakeUpstream::start(Reply::json(200, fresh)).await;
+    token.expect_calls(1);
+    let toml = format!(
+        "{keys}\n[[connections]]\nid = \"claude-a\"\nprovider = \"anthropic\"\nauth = \"oauth\"\n\
+         access_token = \"oat-old\"\nrefresh_token = \"ort-old\"\nexpires_at = {expires}\nbase_url = \"{u}\"\n\
+         [connections.provider_specific]\noauthTokenUrl = \"{t}/v1/oauth/token\"\n",
+        keys = client_key_toml(),
+        expires = NOW + 60_000,
+        u = upstream.url(),
+        t = token.url()
+    );
+    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let (a, b) = two_replicas(&toml, &url, &clock).await;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": []});
+    let asks: Vec<_> =
+        (0..8).map(|i| if i % 2 == 0 { &a } else { &b }).map(|gw| gw.post("/v1/messages", &body)).collect();
+    let statuses: Vec<u16> =
+        futures_util::future::join_all(asks).await.iter().map(|r| r.status().as_u16()).collect();
+    assert_eq!(statuses, [200; 8]);
+    assert_eq!(token.calls(), 1, "one refresh for the whole team");
+    let bearers: Vec<Option<String>> =
+        upstream.requests().iter().map(|r| r.header("authorization").map(str::to_owned)).collect();
+    assert_eq!(bearers, vec![Some("Bearer oat-new".to_owned()); 8], "both replicas use the refreshed token");
+}

@@ -87,6 +87,26 @@ impl TokenRefresher {
 
     /// Refreshes `stale`'s token unless another request already did, returning the
     /// connection as it now is in the routing snapshot.
+    /// Another replica refreshed the token while this one waited for the lock:
+    /// the stored expiry moved on and is not due. Reloads it and returns it.
+    async fn refreshed_elsewhere(
+        &self,
+        stale: &Connection,
+        stale_expiry: Option<UnixMillis>,
+        routing: &SharedRouting,
+        management: &ManagementService,
+    ) -> Option<Arc<Connection>> {
+        let row = management.store().get_connection(&stale.id).await.ok()??;
+        let now = self.clock.now_wall();
+        let stored = row.token_expires_at?;
+        if Some(stored) == stale_expiry || stored.0 - now.0 <= REFRESH_SKEW_MS {
+            return None;
+        }
+        management.reload_from_peer().await.ok()?;
+        tracing::info!(event = "oauth.refreshed_by_another_replica", connection = %stale.id);
+        routing.load().by_id.get(&stale.id).cloned()
+    }
+
     pub async fn refresh(
         &self,
         stale: &Arc<Connection>,
@@ -105,6 +125,21 @@ impl TokenRefresher {
         let Some(oauth) = stale.oauth.as_ref() else {
             return Err(RefreshError::Rejected("the connection has no refresh token".into()));
         };
+        // Team mode: one refresh per connection across every replica. Providers
+        // that rotate refresh tokens refuse the second use of one, and that refusal
+        // would mark the account expired on every replica.
+        let _replicas = match management.store().replica_lock(&format!("oauth-refresh:{}", stale.id)).await {
+            Ok(lock) => lock,
+            Err(e) => {
+                tracing::warn!(event = "oauth.refresh_unlocked", connection = %stale.id, error = %e);
+                None
+            }
+        };
+        if _replicas.is_some()
+            && let Some(fresh) = self.refreshed_elsewhere(stale, oauth.expires_at, routing, management).await
+        {
+            return Ok(fresh);
+        }
         let body = serde_json::json!({
             "grant_type": "refresh_token",
             "refresh_token": oauth.refresh_token.expose_secret(),

@@ -131,6 +131,7 @@ pub struct Gateway {
     pin_shutdown: CancellationToken,
     /// Team mode's announcer and receiver.
     team_tasks: Vec<JoinHandle<()>>,
+    team_shutdown: CancellationToken,
     grace: Duration,
     clock: Arc<dyn GatewayClock>,
     max_connections: usize,
@@ -226,6 +227,10 @@ impl Gateway {
         }
         let token_check = Arc::new(TokenCheck::new(&token));
         let mut team_tasks = Vec::new();
+        // Its own token, cancelled once in-flight requests are done: transitions
+        // they make while draining are still announced, and the replica keeps
+        // hearing the others until then.
+        let team_shutdown = CancellationToken::new();
         if let (Some(team), Some(url)) = (&team, store.postgres_url()) {
             let explicit = token_source == TokenSource::Override;
             match token::share(&store, &token_check, &token, explicit, clock.now_wall()).await? {
@@ -241,7 +246,7 @@ impl Gateway {
                 token: token_check.clone(),
                 claude_wall: claude_wall.clone(),
             };
-            team_tasks = crate::team::start(team.clone(), replica, url, shutdown.child_token()).await?;
+            team_tasks = crate::team::start(team.clone(), replica, url, team_shutdown.clone()).await?;
         }
         let refresher = TokenRefresher::new(http.clone(), clock.clone());
         let sleeper = config.sleeper.clone().unwrap_or_else(|| Arc::new(ClockSleeper(config.clock.clone())));
@@ -280,6 +285,7 @@ impl Gateway {
             pin_writer,
             pin_shutdown,
             team_tasks,
+            team_shutdown,
             grace: config.shutdown_grace,
             clock: config.clock.clone(),
             max_connections: server.max_connections,
@@ -350,6 +356,9 @@ impl Gateway {
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
         self.pin_shutdown.cancel();
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.pin_writer).await;
+        // After the pins are written: their last flush needs no announcer, but
+        // the persister's last batch above may have produced notices.
+        self.team_shutdown.cancel();
         for task in self.team_tasks {
             let _ = tokio::time::timeout(FLUSH_TIMEOUT, task).await;
         }

@@ -204,9 +204,11 @@ impl Leases {
 
     /// After a write: reload, and tell the UI.
     async fn changed(&self) -> StoreResult<()> {
-        self.load().await?;
+        let loaded = self.load().await;
+        // Announced even when the reload failed: the write itself committed, and
+        // other replicas (and the UI) must learn of it.
         self.control.notify(ChangeTopic::Leases);
-        Ok(())
+        loaded.map(|_| ())
     }
 
     /// Acquires (or reuses) a lease on the first free of `candidates`.

@@ -139,6 +139,9 @@ impl ManagementService {
         if change == ConnectionUpsert::Updated {
             // New credentials lift any terminal state the old ones had earned.
             self.resilience.engine.reset_connection(id);
+            if let Some(team) = self.control.team() {
+                team.connection_reset(id, "anthropic", self.clock.now_wall());
+            }
             self.resilience.tests.forget(id);
         }
         Ok(ClaudeLoginImport {

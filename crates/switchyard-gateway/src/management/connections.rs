@@ -278,6 +278,9 @@ impl ManagementService {
             self.store.scrub().await?;
             // New credentials lift every cooldown and terminal state of the connection.
             self.resilience.engine.reset_connection(&r.id);
+            if let Some(team) = self.control.team() {
+                team.connection_reset(&r.id, &r.provider, self.clock.now_wall());
+            }
         }
         let inputs = self.routability_inputs();
         Ok(self.full_view(&r, &inputs))

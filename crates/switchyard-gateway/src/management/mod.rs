@@ -202,8 +202,20 @@ impl ManagementService {
     /// configuration (team mode): that replica already reconciled leases and
     /// announced the change, so this one only tells its own UIs.
     pub async fn reload_from_peer(&self) -> MgmtResult<()> {
+        // Under the write lock: a rebuild that read the store just before a local
+        // write committed must not publish its older snapshot after that write's.
+        let _writing = self.writing().await;
         self.rebuild().await?;
         self.control.notify_local(ChangeTopic::Connections);
+        Ok(())
+    }
+
+    /// Re-reads the resilience settings after another replica changed them (under
+    /// the write lock, for the same reason as [`Self::reload_from_peer`]).
+    pub async fn reload_settings_from_peer(&self) -> MgmtResult<()> {
+        let _writing = self.writing().await;
+        self.resilience.reload_from_store().await?;
+        self.control.notify_local(ChangeTopic::Settings);
         Ok(())
     }
 

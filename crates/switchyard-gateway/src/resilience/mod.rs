@@ -14,12 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use switchyard_resilience::flow::FlowControl;
 use switchyard_resilience::{Clock, Engine, EngineEvent};
-use switchyard_types::ErrorCode;
 use switchyard_types::api::ValidationIssue;
 use switchyard_types::settings::{
     EnvSource, ResilienceSettings, ResilienceSettingsPatch, UnreadableKind, layer, parse_patch,
     parse_patch_lenient,
 };
+use switchyard_types::{ErrorCode, UnixMillis};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -60,17 +60,19 @@ pub struct Resilience {
 }
 
 /// Turns an engine event into a persisted write, if it changes persisted state.
-fn to_write(event: &EngineEvent) -> Option<StateWrite> {
+fn to_write(event: &EngineEvent, at: UnixMillis) -> Option<StateWrite> {
     match event {
         EngineEvent::Breaker { provider, transition, record } => Some(StateWrite::Breaker {
             provider: provider.clone(),
             state: serde_json::to_value(transition.to).ok()?.as_str()?.to_owned(),
             record_json: serde_json::to_string(record).ok()?,
+            at,
         }),
         EngineEvent::Cooldown { connection, provider, health, .. } => Some(StateWrite::Connection {
             connection: connection.clone(),
             provider: provider.clone(),
             record_json: serde_json::to_string(health).ok()?,
+            at,
         }),
         EngineEvent::ProviderGate { .. } | EngineEvent::Lockout { .. } => None,
     }
@@ -99,13 +101,14 @@ impl Resilience {
         let leases = Arc::new(Leases::new(store.clone(), control.clone()));
         let sink_clock = clock.clone();
         let sink = Box::new(move |events: &[EngineEvent]| {
+            let at = sink_clock.now_wall();
             for event in events {
                 tracing::info!(event = event.name(), detail = ?event);
                 control.notify(topic_of(event));
                 if let Some(team) = &team {
-                    team.engine_event(event, sink_clock.now_wall());
+                    team.engine_event(event, at);
                 }
-                if let Some(write) = to_write(event)
+                if let Some(write) = to_write(event, at)
                     && tx.try_send(write).is_err()
                 {
                     tracing::warn!(event = "resilience.persist_queue_full");
@@ -119,7 +122,7 @@ impl Resilience {
             tracing::warn!(event = "settings.clamped", note = ?note);
         }
         engine.apply_settings(&layered.settings);
-        let persister = tokio::spawn(persist::run(store.clone(), clock, rx, shutdown));
+        let persister = tokio::spawn(persist::run(store.clone(), rx, shutdown));
         let resilience = Resilience {
             engine,
             flow: Arc::new(FlowControl::default()),

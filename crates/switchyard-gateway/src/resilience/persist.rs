@@ -3,9 +3,7 @@
 //! failures costs one row write per key, never a synchronous write per request.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use switchyard_resilience::Clock;
 use switchyard_resilience::EngineSnapshot;
 use switchyard_resilience::engine::{BreakerSnapshot, ConnectionSnapshot, SNAPSHOT_VERSION};
 use tokio::sync::mpsc;
@@ -31,12 +29,7 @@ type Batch = HashMap<(bool, String), StateWrite>;
 /// Writes transitions until `shutdown`, then drains what is queued. A batch whose
 /// write fails is kept (newer writes of the same key replace its rows) and written
 /// again once the database answers, so nothing decided while it was away is lost.
-pub async fn run(
-    store: Store,
-    clock: Arc<dyn Clock>,
-    mut rx: mpsc::Receiver<StateWrite>,
-    shutdown: CancellationToken,
-) {
+pub async fn run(store: Store, mut rx: mpsc::Receiver<StateWrite>, shutdown: CancellationToken) {
     let mut batch: Batch = HashMap::new();
     loop {
         let first = if batch.is_empty() {
@@ -58,21 +51,25 @@ pub async fn run(
         while let Ok(w) = rx.try_recv() {
             batch.insert(key(&w), w);
         }
-        batch = flush(&store, clock.as_ref(), batch).await;
+        batch = flush(&store, batch).await;
     }
     while let Ok(w) = rx.try_recv() {
         batch.insert(key(&w), w);
     }
-    flush(&store, clock.as_ref(), batch).await;
+    flush(&store, batch).await;
 }
 
 /// Writes `batch`; returns it back when the write failed.
-async fn flush(store: &Store, clock: &dyn Clock, batch: Batch) -> Batch {
+async fn flush(store: &Store, batch: Batch) -> Batch {
     if batch.is_empty() {
         return batch;
     }
-    let writes: Vec<StateWrite> = batch.values().cloned().collect();
-    match store.write_resilience_state(&writes, clock.now_wall()).await {
+    // In key order: two replicas upserting the same rows take their row locks in
+    // the same order, so their transactions cannot deadlock.
+    let mut writes: Vec<(&(bool, String), &StateWrite)> = batch.iter().collect();
+    writes.sort_by(|a, b| a.0.cmp(b.0));
+    let writes: Vec<StateWrite> = writes.into_iter().map(|(_, w)| w.clone()).collect();
+    match store.write_resilience_state(&writes).await {
         Ok(()) => HashMap::new(),
         Err(e) => {
             tracing::warn!(event = "resilience.persist_failed", rows = writes.len(), error = %e);

@@ -151,6 +151,11 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// A lock shared by every replica ([`Store::replica_lock`]); released on drop.
+pub struct ReplicaLock {
+    _tx: Transaction<'static, Any>,
+}
+
 /// Whether `url` names a Postgres server.
 pub fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
@@ -255,6 +260,18 @@ impl Store {
         }
     }
 
+    /// Team mode: a lock named `name` that every replica sharing the database
+    /// respects, held until the returned guard is dropped (a transaction-scoped
+    /// Postgres advisory lock; dropping the transaction releases it). `None` with
+    /// SQLite, where one process is the only writer and its own locks suffice.
+    pub async fn replica_lock(&self, name: &str) -> StoreResult<Option<ReplicaLock>> {
+        if self.backend != Backend::Postgres {
+            return Ok(None);
+        }
+        let key = i64::from_be_bytes(crate::secrets::hash_key(name)[..8].try_into().unwrap_or([0; 8]));
+        Ok(Some(ReplicaLock { _tx: self.begin_serialized(key).await? }))
+    }
+
     /// A store whose every write goes into one transaction (on a dedicated
     /// connection), for writes that must land together or not at all — the config
     /// file's import. It reads its own uncommitted writes; nothing is visible
@@ -326,7 +343,28 @@ async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<An
                 .connect(&format!("{url}?mode=rwc"))
                 .await?
         }
-        Location::Server(url) => options.acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT).connect(url).await?,
+        Location::Server(url) => {
+            let mut options = options.acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT);
+            if pinned {
+                // A batch's transaction lives on its one connection: if that
+                // connection is lost, a new one must not take over (its statements
+                // would commit one by one), so every later statement fails instead.
+                let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                options = options.after_connect(move |_conn, _meta| {
+                    let again = opened.swap(true, std::sync::atomic::Ordering::SeqCst);
+                    Box::pin(async move {
+                        if again {
+                            return Err(sqlx::Error::Protocol(
+                                "the batch's database connection was lost; its transaction is gone"
+                                    .to_owned(),
+                            ));
+                        }
+                        Ok(())
+                    })
+                });
+            }
+            options.connect(url).await?
+        }
     };
     Ok(pool)
 }

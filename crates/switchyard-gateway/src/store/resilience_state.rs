@@ -32,6 +32,8 @@ pub enum StateWrite {
         state: String,
         /// Record JSON.
         record_json: String,
+        /// When the transition happened (a stored row only yields to a later one).
+        at: UnixMillis,
     },
     /// Upsert a connection's cooldown fields.
     Connection {
@@ -41,39 +43,44 @@ pub enum StateWrite {
         provider: String,
         /// Record JSON.
         record_json: String,
+        /// When the transition happened.
+        at: UnixMillis,
     },
 }
 
 impl Store {
-    /// Applies writes in one transaction.
-    pub async fn write_resilience_state(&self, writes: &[StateWrite], now: UnixMillis) -> StoreResult<()> {
+    /// Applies writes in one transaction. A row is replaced only by a transition
+    /// at least as recent as the one it holds: replicas flush in any order (and
+    /// retry after an outage), and the stored state must stay the latest decided.
+    pub async fn write_resilience_state(&self, writes: &[StateWrite]) -> StoreResult<()> {
         let mut tx = self.pool.begin().await?;
         for w in writes {
             match w {
-                StateWrite::Breaker { provider, state, record_json } => {
+                StateWrite::Breaker { provider, state, record_json, at } => {
                     sqlx::query(
                         "INSERT INTO domain_circuit_breakers (name, state, record_json, updated_at) \
                          VALUES ($1,$2,$3,$4) ON CONFLICT(name) DO UPDATE SET state=excluded.state, \
-                         record_json=excluded.record_json, updated_at=excluded.updated_at",
+                         record_json=excluded.record_json, updated_at=excluded.updated_at \
+                         WHERE domain_circuit_breakers.updated_at <= excluded.updated_at",
                     )
                     .bind(provider)
                     .bind(state)
                     .bind(record_json)
-                    .bind(now.0)
+                    .bind(at.0)
                     .execute(&mut *tx)
                     .await?;
                 }
-                StateWrite::Connection { connection, provider, record_json } => {
+                StateWrite::Connection { connection, provider, record_json, at } => {
                     sqlx::query(
                         "INSERT INTO connection_health (connection_id, provider, record_json, updated_at) \
                          VALUES ($1,$2,$3,$4) ON CONFLICT(connection_id) DO UPDATE SET \
                          provider=excluded.provider, record_json=excluded.record_json, \
-                         updated_at=excluded.updated_at",
+                         updated_at=excluded.updated_at WHERE connection_health.updated_at <= excluded.updated_at",
                     )
                     .bind(connection)
                     .bind(provider)
                     .bind(record_json)
-                    .bind(now.0)
+                    .bind(at.0)
                     .execute(&mut *tx)
                     .await?;
                 }

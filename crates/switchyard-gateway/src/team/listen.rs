@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPoolOptions};
+use switchyard_resilience::Engine;
 use switchyard_resilience::breaker::BreakerRecord;
 use switchyard_resilience::claude_wall::{ClaudeWall, ConnWall};
-use switchyard_resilience::cooldown::ConnectionHealth;
+use switchyard_resilience::cooldown::{ConnectionHealth, CooldownState};
 use switchyard_resilience::lockout::LockoutTable;
+use switchyard_types::UnixMillis;
 use switchyard_types::status::ChangeTopic;
 use tokio_util::sync::CancellationToken;
 
@@ -43,6 +45,10 @@ pub struct Replica {
     pub claude_wall: Arc<ClaudeWall>,
 }
 
+/// How often an idle receiver checks that its connection still answers.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// How long that check may take before the connection counts as lost.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(3);
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
 const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 
@@ -96,6 +102,15 @@ async fn session(
         let next = tokio::select! {
             n = listener.try_recv() => n?,
             () = shutdown.cancelled() => return Ok(()),
+            // A connection the network silently dropped never errors by itself:
+            // a query on it every few seconds finds out.
+            () = tokio::time::sleep(HEARTBEAT) => {
+                match tokio::time::timeout(HEARTBEAT_TIMEOUT, sqlx::query("SELECT 1").execute(&mut listener)).await {
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => return Err(sqlx::Error::Protocol("heartbeat timed out".to_owned())),
+                }
+            }
         };
         // `None`: the connection was lost.
         let Some(notification) = next else {
@@ -104,19 +119,19 @@ async fn session(
         if let Some(envelope) = Envelope::decode(notification.payload())
             && envelope.origin != team.origin()
         {
-            apply(team, replica, envelope.notice).await;
+            apply(team, replica, &envelope.origin, envelope.notice).await;
         }
     }
 }
 
 /// Applies one notice from another replica.
-pub async fn apply(team: &Team, r: &Replica, notice: Notice) {
+pub async fn apply(team: &Team, r: &Replica, origin: &str, notice: Notice) {
     let key = notice.coalesce_key();
     let engine = &r.resilience.engine;
     match notice {
         Notice::Breaker { provider, at, record } => {
             if let Ok(record) = serde_json::from_value::<BreakerRecord>(record)
-                && team.newer(&key, at)
+                && team.newer(&key, at, origin)
             {
                 engine.adopt_breaker(&provider, record);
                 r.control.notify_local(ChangeTopic::Breakers);
@@ -124,15 +139,25 @@ pub async fn apply(team: &Team, r: &Replica, notice: Notice) {
         }
         Notice::Health { connection, provider, at, record } => {
             if let Ok(health) = serde_json::from_value::<ConnectionHealth>(record)
-                && team.newer(&key, at)
+                && takes_health(team, engine, &key, &connection, &health, at, origin)
             {
                 engine.adopt_health(&connection, &provider, health);
                 r.control.notify_local(ChangeTopic::Cooldowns);
             }
         }
+        Notice::Reset { connection, provider, at } => {
+            team.record_reset(&connection, at);
+            if team.newer(&format!("h:{connection}"), at, origin) {
+                engine.adopt_health(&connection, &provider, ConnectionHealth::default());
+            }
+            if team.newer(&format!("l:{connection}"), at, origin) {
+                engine.adopt_lockouts(&connection, &provider, LockoutTable::default());
+            }
+            r.control.notify_local(ChangeTopic::Cooldowns);
+        }
         Notice::Lockouts { connection, provider, at, table } => {
             if let Ok(table) = serde_json::from_value::<LockoutTable>(table)
-                && team.newer(&key, at)
+                && team.newer(&key, at, origin)
             {
                 engine.adopt_lockouts(&connection, &provider, table);
                 r.control.notify_local(ChangeTopic::Lockouts);
@@ -140,7 +165,7 @@ pub async fn apply(team: &Team, r: &Replica, notice: Notice) {
         }
         Notice::Wall { connection, at, state } => {
             if let Ok(state) = serde_json::from_value::<ConnWall>(state)
-                && team.newer(&key, at)
+                && team.newer(&key, at, origin)
             {
                 r.claude_wall.adopt(&connection, state);
                 r.control.notify_local(ChangeTopic::Lanes);
@@ -158,14 +183,38 @@ pub async fn apply(team: &Team, r: &Replica, notice: Notice) {
     team.applied.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether another replica's health record of `connection` replaces this one's.
+/// A terminal state (banned, expired, out of credits) holds until the connection
+/// is reset, whatever the clocks say: an ordinary record never lifts it, and a
+/// terminal record is taken unless a reset came after it.
+fn takes_health(
+    team: &Team,
+    engine: &Engine,
+    key: &str,
+    connection: &str,
+    health: &ConnectionHealth,
+    at: UnixMillis,
+    origin: &str,
+) -> bool {
+    let terminal = |h: &ConnectionHealth| matches!(h.state, CooldownState::Terminal { .. });
+    if terminal(health) {
+        let take = !team.reset_since(connection, at);
+        if take {
+            // The newest now, whatever this replica did since.
+            team.newer(key, at, origin);
+        }
+        return take && !engine.health_of(connection).is_some_and(|h| h == *health);
+    }
+    if engine.health_of(connection).is_some_and(|h| terminal(&h)) {
+        return false;
+    }
+    team.newer(key, at, origin)
+}
+
 async fn reload(r: &Replica, what: ReloadKind) {
     let failed = match what {
         ReloadKind::Routing => r.management.reload_from_peer().await.err().map(|e| e.message),
-        ReloadKind::Settings => {
-            let out = r.resilience.reload_from_store().await.err().map(|e| e.message);
-            r.control.notify_local(ChangeTopic::Settings);
-            out
-        }
+        ReloadKind::Settings => r.management.reload_settings_from_peer().await.err().map(|e| e.message),
         ReloadKind::Leases => {
             let out = r.resilience.leases.load().await.err().map(|e| e.to_string());
             r.control.notify_local(ChangeTopic::Leases);
@@ -188,7 +237,7 @@ pub async fn resync(team: &Team, r: &Replica) -> Result<(), String> {
     let engine = &r.resilience.engine;
     for row in r.store.load_breakers().await.map_err(|e| e.to_string())? {
         if let Ok(record) = serde_json::from_str::<BreakerRecord>(&row.record_json)
-            && team.newer(&format!("b:{}", row.key), row.updated_at)
+            && team.newer(&format!("b:{}", row.key), row.updated_at, "")
         {
             engine.adopt_breaker(&row.key, record);
         }
@@ -199,7 +248,7 @@ pub async fn resync(team: &Team, r: &Replica) -> Result<(), String> {
             continue;
         }
         if let Ok(health) = serde_json::from_str::<ConnectionHealth>(&row.record_json)
-            && team.newer(&format!("h:{}", row.key), row.updated_at)
+            && takes_health(team, engine, &format!("h:{}", row.key), &row.key, &health, row.updated_at, "")
         {
             engine.adopt_health(&row.key, &row.provider, health);
         }

@@ -111,7 +111,10 @@ pub struct Team {
     origin: String,
     outbox: mpsc::UnboundedSender<Outgoing>,
     queue: Mutex<Option<mpsc::UnboundedReceiver<Outgoing>>>,
-    stamps: Mutex<HashMap<String, UnixMillis>>,
+    /// Per thing: the (time, replica) of the last change made or adopted here.
+    stamps: Mutex<HashMap<String, (UnixMillis, String)>>,
+    /// Per connection: when it was last reset (credentials changed, operator).
+    resets: Mutex<HashMap<String, UnixMillis>>,
     available: AtomicBool,
     /// Notices applied from other replicas (for tests and logs).
     applied: AtomicU64,
@@ -135,6 +138,7 @@ impl Team {
             outbox,
             queue: Mutex::new(Some(queue)),
             stamps: Mutex::new(HashMap::new()),
+            resets: Mutex::new(HashMap::new()),
             available: AtomicBool::new(true),
             applied: AtomicU64::new(0),
             synced: tokio::sync::watch::Sender::new(false),
@@ -171,30 +175,62 @@ impl Team {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
-    /// Records a change of `key` made (or adopted) here at `at`.
+    /// Records a change of `key` made here at `at`.
     fn stamp(&self, key: String, at: UnixMillis) {
+        let mine = (at, self.origin.clone());
         let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = stamps.entry(key).or_insert(at);
+        let slot = stamps.entry(key).or_insert_with(|| mine.clone());
+        if *slot < mine {
+            *slot = mine;
+        }
+    }
+
+    /// Whether state of `key` from `at` on replica `origin` is newer than what this
+    /// replica has; if so it becomes the newest. Equal times are ordered by replica
+    /// id, so two replicas that changed one thing in the same millisecond still
+    /// settle on the same state.
+    fn newer(&self, key: &str, at: UnixMillis, origin: &str) -> bool {
+        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
+        match stamps.get_mut(key) {
+            Some(have) if (have.0, have.1.as_str()) >= (at, origin) => false,
+            Some(have) => {
+                *have = (at, origin.to_owned());
+                true
+            }
+            None => {
+                stamps.insert(key.to_owned(), (at, origin.to_owned()));
+                true
+            }
+        }
+    }
+
+    /// Records a reset of `connection` at `at` (here or elsewhere).
+    fn record_reset(&self, connection: &str, at: UnixMillis) {
+        let mut resets = self.resets.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = resets.entry(connection.to_owned()).or_insert(at);
         if *slot < at {
             *slot = at;
         }
     }
 
-    /// Whether state of `key` from `at` is not older than what this replica has;
-    /// if so it becomes the newest.
-    fn newer(&self, key: &str, at: UnixMillis) -> bool {
-        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
-        match stamps.get_mut(key) {
-            Some(have) if *have > at => false,
-            Some(have) => {
-                *have = at;
-                true
-            }
-            None => {
-                stamps.insert(key.to_owned(), at);
-                true
-            }
-        }
+    /// Whether `connection` was reset at or after `at` (a terminal state decided
+    /// before that no longer holds).
+    fn reset_since(&self, connection: &str, at: UnixMillis) -> bool {
+        self.resets.lock().unwrap_or_else(PoisonError::into_inner).get(connection).is_some_and(|r| *r >= at)
+    }
+
+    /// A connection was reset here (new credentials, or an operator's reset): it
+    /// lifts a terminal state on every replica, which an ordinary health notice
+    /// never does.
+    pub fn connection_reset(&self, connection: &str, provider: &str, at: UnixMillis) {
+        self.record_reset(connection, at);
+        self.stamp(format!("h:{connection}"), at);
+        self.stamp(format!("l:{connection}"), at);
+        self.send(Outgoing::Notice(Notice::Reset {
+            connection: connection.to_owned(),
+            provider: provider.to_owned(),
+            at,
+        }));
     }
 
     fn send(&self, out: Outgoing) {
@@ -252,5 +288,40 @@ impl Team {
     /// The team's management token changed here.
     pub fn token_rotated(&self) {
         self.send(Outgoing::Notice(Notice::Reload { what: ReloadKind::Token }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: UnixMillis = UnixMillis(1_000);
+
+    #[test]
+    fn a_later_change_wins_and_a_tie_goes_to_the_larger_replica_id_on_every_replica() {
+        let (a, b) = (Team::new(), Team::new());
+        let (low, high) = if a.origin < b.origin { (&a, &b) } else { (&b, &a) };
+        // Both change X in the same millisecond; each then hears the other.
+        low.stamp("h:x".into(), T);
+        high.stamp("h:x".into(), T);
+        assert!(low.newer("h:x", T, &high.origin.clone()), "the larger id's record is taken");
+        assert!(!high.newer("h:x", T, &low.origin.clone()), "and kept there: both settle on it");
+        // Older never wins; newer always does.
+        assert!(!low.newer("h:x", UnixMillis(999), "zzz"));
+        assert!(low.newer("h:x", UnixMillis(1_001), ""));
+        // A stored row (no replica) loses a tie with anything.
+        low.stamp("b:p".into(), T);
+        assert!(!low.newer("b:p", T, ""));
+    }
+
+    #[test]
+    fn a_reset_outranks_terminal_states_decided_before_it() {
+        let team = Team::new();
+        assert!(!team.reset_since("x", T));
+        team.connection_reset("x", "anthropic", T);
+        assert!(team.reset_since("x", UnixMillis(999)), "a terminal from before the reset is void");
+        assert!(team.reset_since("x", T));
+        assert!(!team.reset_since("x", UnixMillis(1_001)), "a terminal after it stands");
+        assert!(!team.newer("h:x", UnixMillis(999), "r-other"), "the reset stamped the health");
     }
 }

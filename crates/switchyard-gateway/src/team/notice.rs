@@ -73,6 +73,16 @@ pub enum Notice {
         /// The wall's `ConnWall` (lane and reset memo), as JSON.
         state: serde_json::Value,
     },
+    /// A connection was reset (new credentials, or an operator's reset): its
+    /// cooldown, terminal state and lockouts are gone.
+    Reset {
+        /// Connection id.
+        connection: String,
+        /// Provider id.
+        provider: String,
+        /// When.
+        at: UnixMillis,
+    },
     /// A session was pinned (or re-pinned) to a connection.
     Pin {
         /// The stored session key (a hash, never the client's header value).
@@ -121,6 +131,7 @@ impl Notice {
             Notice::Health { connection, .. } => format!("h:{connection}"),
             Notice::Lockouts { connection, .. } => format!("l:{connection}"),
             Notice::Wall { connection, .. } => format!("w:{connection}"),
+            Notice::Reset { connection, .. } => format!("reset:{connection}"),
             Notice::Pin { session, provider, .. } => format!("p:{session}:{provider}"),
             Notice::PinsCleared { connection } => format!("pc:{}", connection.as_deref().unwrap_or("*")),
             Notice::Reload { what } => format!("r:{what:?}"),

@@ -29,11 +29,15 @@ struct Pending {
 }
 
 impl Pending {
+    /// Queues `notice`; an earlier one of the same thing is dropped and this one
+    /// goes last, so notices of different things keep their relative order (a pin,
+    /// a clear of its connection, the pin again must not arrive as pin, clear).
     fn push(&mut self, notice: Notice) {
         let key = notice.coalesce_key();
-        if self.by_key.insert(key.clone(), notice).is_none() {
-            self.order.push(key);
+        if self.by_key.insert(key.clone(), notice).is_some() {
+            self.order.retain(|k| *k != key);
         }
+        self.order.push(key);
     }
 
     fn is_empty(&self) -> bool {
