@@ -325,6 +325,16 @@ fn report(machine: &Machine, args: &TeamArgs, p: &Propagation, hot: &[HotRun]) -
             r.errors
         ));
     }
+    s.push_str(
+        "\nReading it: the propagation figure includes the request that makes the transition and the \
+         HTTP polling of B's management API; the notice itself is one `pg_notify` batch and an in-memory \
+         apply. Routing reads memory on both backends, so the hot path should match within the run's \
+         noise. The CPU column is the gateway process's: in team mode the Postgres server also spends CPU \
+         writing the request log rows, which a SQLite gateway spends in its own process. Rerun with \
+         `cargo build --release -p switchyard-gateway -p switchyard-bench && target/release/switchyard-bench \
+         team --gateway-bin target/release/switchyard --write-docs` (it needs Debian's `postgresql`; it \
+         starts its own throwaway cluster).\n",
+    );
     s
 }
 
