@@ -192,7 +192,9 @@ impl Team {
     fn newer(&self, key: &str, at: UnixMillis, origin: &str) -> bool {
         let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
         match stamps.get_mut(key) {
-            Some(have) if (have.0, have.1.as_str()) >= (at, origin) => false,
+            // Equal: a later notice of the same replica in the same millisecond
+            // (one replica's notices arrive in order).
+            Some(have) if (have.0, have.1.as_str()) > (at, origin) => false,
             Some(have) => {
                 *have = (at, origin.to_owned());
                 true
@@ -309,6 +311,11 @@ mod tests {
         // Older never wins; newer always does.
         assert!(!low.newer("h:x", UnixMillis(999), "zzz"));
         assert!(low.newer("h:x", UnixMillis(1_001), ""));
+        let high_origin = high.origin.clone();
+        assert!(
+            low.newer("h:x", UnixMillis(1_001), &high_origin),
+            "the same replica, same millisecond: in order"
+        );
         // A stored row (no replica) loses a tie with anything.
         low.stamp("b:p".into(), T);
         assert!(!low.newer("b:p", T, ""));
