@@ -21,6 +21,7 @@ pub mod oauth;
 pub mod proxy;
 pub mod request_log;
 pub mod resilience;
+pub mod retry_wait;
 pub mod routability;
 pub mod routing;
 pub mod secrets;

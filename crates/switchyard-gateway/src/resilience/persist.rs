@@ -9,6 +9,7 @@ use switchyard_resilience::engine::{BreakerSnapshot, ConnectionSnapshot, SNAPSHO
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::retry_wait::{self, Next};
 use crate::store::{StateRow, StateWrite, Store};
 
 /// Queue capacity between the engine's sink and the writer.
@@ -32,21 +33,12 @@ type Batch = HashMap<(bool, String), StateWrite>;
 pub async fn run(store: Store, mut rx: mpsc::Receiver<StateWrite>, shutdown: CancellationToken) {
     let mut batch: Batch = HashMap::new();
     loop {
-        let first = if batch.is_empty() {
-            tokio::select! {
-                w = rx.recv() => w.map(Some),
-                () = shutdown.cancelled() => None,
+        match retry_wait::next(rx.recv(), !batch.is_empty(), RETRY_AFTER, &shutdown).await {
+            Next::Stop => break,
+            Next::Retry => {}
+            Next::Item(w) => {
+                batch.insert(key(&w), w);
             }
-        } else {
-            tokio::select! {
-                w = rx.recv() => w.map(Some),
-                () = tokio::time::sleep(RETRY_AFTER) => Some(None),
-                () = shutdown.cancelled() => None,
-            }
-        };
-        let Some(first) = first else { break };
-        if let Some(w) = first {
-            batch.insert(key(&w), w);
         }
         while let Ok(w) = rx.try_recv() {
             batch.insert(key(&w), w);

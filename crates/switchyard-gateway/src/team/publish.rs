@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::notice::{CHANNEL, Envelope, Notice};
 use super::{Outgoing, Team};
+use crate::retry_wait::{self, Next};
 
 /// Pause before sending a failed batch again.
 const RETRY_AFTER: Duration = Duration::from_millis(500);
@@ -91,22 +92,10 @@ pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: C
     let Some(mut rx) = team.take_queue() else { return };
     let mut pending = Pending::default();
     loop {
-        // `None`: stop; `Some(None)`: time to retry a failed batch.
-        let next: Option<Option<Outgoing>> = if pending.is_empty() {
-            tokio::select! {
-                out = rx.recv() => out.map(Some),
-                () = shutdown.cancelled() => None,
-            }
-        } else {
-            tokio::select! {
-                out = rx.recv() => out.map(Some),
-                () = tokio::time::sleep(RETRY_AFTER) => Some(None),
-                () = shutdown.cancelled() => None,
-            }
-        };
-        let Some(first) = next else { break };
-        if let Some(out) = first {
-            pending.extend_from(out, &engine);
+        match retry_wait::next(rx.recv(), !pending.is_empty(), RETRY_AFTER, &shutdown).await {
+            Next::Stop => break,
+            Next::Retry => {}
+            Next::Item(out) => pending.extend_from(out, &engine),
         }
         while let Ok(out) = rx.try_recv() {
             pending.extend_from(out, &engine);
