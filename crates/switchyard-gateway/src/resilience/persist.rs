@@ -22,9 +22,6 @@ fn key(w: &StateWrite) -> (bool, String) {
     }
 }
 
-/// Pause before writing a failed batch again (the database is away).
-const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
-
 type Batch = HashMap<(bool, String), StateWrite>;
 
 /// Writes transitions until `shutdown`, then drains what is queued. A batch whose
@@ -32,8 +29,10 @@ type Batch = HashMap<(bool, String), StateWrite>;
 /// again once the database answers, so nothing decided while it was away is lost.
 pub async fn run(store: Store, mut rx: mpsc::Receiver<StateWrite>, shutdown: CancellationToken) {
     let mut batch: Batch = HashMap::new();
+    let mut failures = 0u32;
     loop {
-        match retry_wait::next(rx.recv(), !batch.is_empty(), RETRY_AFTER, &shutdown).await {
+        let pause = retry_wait::pause_after(failures);
+        match retry_wait::next(rx.recv(), !batch.is_empty(), pause, &shutdown).await {
             Next::Stop => break,
             Next::Retry => {}
             Next::Item(w) => {
@@ -44,6 +43,7 @@ pub async fn run(store: Store, mut rx: mpsc::Receiver<StateWrite>, shutdown: Can
             batch.insert(key(&w), w);
         }
         batch = flush(&store, batch).await;
+        failures = if batch.is_empty() { 0 } else { failures + 1 };
     }
     while let Ok(w) = rx.try_recv() {
         batch.insert(key(&w), w);

@@ -19,9 +19,6 @@ use super::notice::{CHANNEL, Envelope, Notice};
 use super::{Outgoing, Team};
 use crate::retry_wait::{self, Next};
 
-/// Pause before sending a failed batch again.
-const RETRY_AFTER: Duration = Duration::from_millis(500);
-
 /// Queued notices, in first-queued order, the last one per thing kept.
 #[derive(Default)]
 struct Pending {
@@ -91,8 +88,11 @@ async fn send(pool: &PgPool, origin: &str, notices: &[Notice]) -> Result<(), sql
 pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: CancellationToken) {
     let Some(mut rx) = team.take_queue() else { return };
     let mut pending = Pending::default();
+    let mut failures = 0u32;
     loop {
-        match retry_wait::next(rx.recv(), !pending.is_empty(), RETRY_AFTER, &shutdown).await {
+        match retry_wait::next(rx.recv(), !pending.is_empty(), retry_wait::pause_after(failures), &shutdown)
+            .await
+        {
             Next::Stop => break,
             Next::Retry => {}
             Next::Item(out) => pending.extend_from(out, &engine),
@@ -104,7 +104,9 @@ pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: C
             continue;
         }
         let batch = pending.take();
-        if let Err(e) = send(&pool, team.origin(), &batch).await {
+        let sent = send(&pool, team.origin(), &batch).await;
+        failures = if sent.is_ok() { 0 } else { failures + 1 };
+        if let Err(e) = sent {
             tracing::warn!(event = "team.announce_failed", notices = batch.len(), error = %e);
             // Keep them (newer ones queued meanwhile replace them by key).
             let mut again = Pending::default();
