@@ -353,3 +353,25 @@ async fn an_expiring_claude_token_is_refreshed_once_across_replicas() {
         upstream.requests().iter().map(|r| r.header("authorization").map(str::to_owned)).collect();
     assert_eq!(bearers, vec![Some("Bearer oat-new".to_owned()); 8], "both replicas use the refreshed token");
 }
+
+#[tokio::test]
+async fn replicas_started_together_import_the_same_config_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("together");
+    let x = FakeUpstream::start(ok("x")).await;
+    let y = FakeUpstream::start(ok("y")).await;
+    let toml = config(&x.url(), &y.url());
+    // An orchestrator starts every replica at once: migrations, the config import
+    // and the team token must not trip over each other.
+    let starts = (0..3).map(|_| {
+        let (toml, url) = (toml.clone(), url.clone());
+        async move { TestGateway::start_with(&toml, move |c| c.database_url = Some(url)).await }
+    });
+    let replicas = futures_util::future::join_all(starts).await;
+    for gw in &replicas {
+        let (status, served, body) = infer(gw, CLIENT_KEY, None).await;
+        assert_eq!((status, served.as_deref()), (200, Some("key-a")), "{body}");
+        let connections = gw.mgmt_json("/api/providers").await;
+        assert_eq!(connections.as_array().map(Vec::len), Some(2), "{connections}");
+    }
+}
