@@ -9,7 +9,8 @@ use serde_json::json;
 use sqlx::Row;
 use switchyard_gateway::store::{
     AcquireOutcome, AliasRecord, ApiKeyRecord, AttemptLogRow, Backend, ComboRecord, ConnectionRecord,
-    LeaseHolder, LeaseState, PinRow, RequestLogRow, StateWrite, Store, StoreError, TransitionOutcome,
+    LeaseHolder, LeaseState, PinRow, RequestLogRow, StateWrite, Store, StoreError, TeamStateRow,
+    TransitionOutcome,
 };
 use switchyard_testkit::postgres::PgServer;
 use switchyard_types::api::{ComboStrategy, ComboTarget, RateLimitOverrides, TokenUsageView};
@@ -219,6 +220,17 @@ async fn suite(store: &Store) {
     assert_eq!((breakers[0].key.as_str(), breakers[0].record_json.as_str()), ("anthropic", "{\"b\":1}"));
     let health = store.load_connection_health().await.unwrap_or_default();
     assert_eq!((health.len(), health[0].record_json.as_str()), (1, "{\"c\":2}"));
+
+    // Team mode's in-memory state, stored for replicas that start later.
+    let row = |json: &str, at: i64| TeamStateRow {
+        kind: "wall".to_owned(),
+        key: "a".to_owned(),
+        state_json: json.to_owned(),
+        updated_at: UnixMillis(at),
+    };
+    store.write_team_state(&[row("{\"n\":2}", 20)]).await.unwrap_or_else(|e| panic!("{e}"));
+    store.write_team_state(&[row("{\"n\":1}", 10)]).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.load_team_state().await.unwrap_or_default(), vec![row("{\"n\":2}", 20)], "older loses");
 
     // Session pins.
     let pin = |s: &str, seen: i64| PinRow {

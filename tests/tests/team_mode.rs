@@ -375,3 +375,46 @@ async fn replicas_started_together_import_the_same_config_once() {
         assert_eq!(connections.as_array().map(Vec::len), Some(2), "{connections}");
     }
 }
+
+#[tokio::test]
+async fn a_replica_started_later_loads_the_lane_another_opened() {
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("later");
+    const NOW: i64 = 1_900_000_000_000;
+    let reset_s = (NOW / 1000 + 3_600).to_string();
+    let wall_429 = Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
+        .with_header("anthropic-ratelimit-unified-status", "rejected")
+        .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
+        .with_header("anthropic-ratelimit-unified-reset", &reset_s);
+    let account =
+        FakeUpstream::start(ok("slow").with_header("anthropic-ratelimit-unified-slow-status", "active"))
+            .await;
+    account.push(wall_429);
+    let key = FakeUpstream::start(ok("key")).await;
+    let toml = claude_account_and_key(&account.url(), &key.url(), "lowPriorityMode = true");
+    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let start = |clock: Arc<ManualClock>| {
+        let (toml, url) = (toml.clone(), url.clone());
+        async move {
+            TestGateway::start_with(&toml, move |cfg| {
+                cfg.database_url = Some(url);
+                cfg.clock = clock;
+            })
+            .await
+        }
+    };
+    let a = start(clock.clone()).await;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": []});
+    assert_eq!(a.post("/v1/messages", &body).await.status(), 200);
+    assert_eq!(slow_headers(&account), [None, Some("slow".to_owned())]);
+    // The lane is in memory (SPEC), but team mode also stores it: B, started now,
+    // loads it and sends slow from its first request.
+    let stored = until("the lane is stored", || async {
+        let rows = a.gateway().management().store().load_team_state().await.unwrap_or_default();
+        rows.iter().any(|r| r.kind == "wall" && r.key == "claude-a")
+    });
+    stored.await;
+    let b = start(clock.clone()).await;
+    assert_eq!(b.post("/v1/messages", &body).await.status(), 200);
+    assert_eq!(slow_headers(&account), [None, Some("slow".to_owned()), Some("slow".to_owned())]);
+}

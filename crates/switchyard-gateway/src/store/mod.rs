@@ -23,6 +23,7 @@ mod resilience_state;
 mod routing_tables;
 mod session_pins;
 mod settings;
+mod team_state;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub use request_log::AttemptLogRow;
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
 pub use session_pins::PinRow;
+pub use team_state::TeamStateRow;
 
 /// Migrations of the embedded SQLite file.
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations");

@@ -253,6 +253,27 @@ pub async fn resync(team: &Team, r: &Replica) -> Result<(), String> {
             engine.adopt_health(&row.key, &row.provider, health);
         }
     }
+    let routing = r.management.routing().load_full();
+    for row in r.store.load_team_state().await.map_err(|e| e.to_string())? {
+        let Some(conn) = routing.by_id.get(&row.key) else { continue };
+        match row.kind.as_str() {
+            "lockouts" => {
+                if let Ok(table) = serde_json::from_str::<LockoutTable>(&row.state_json)
+                    && team.newer(&format!("l:{}", row.key), row.updated_at, "")
+                {
+                    engine.adopt_lockouts(&row.key, &conn.provider, table);
+                }
+            }
+            "wall" => {
+                if let Ok(state) = serde_json::from_str::<ConnWall>(&row.state_json)
+                    && team.newer(&format!("w:{}", row.key), row.updated_at, "")
+                {
+                    r.claude_wall.adopt(&row.key, state);
+                }
+            }
+            _ => {}
+        }
+    }
     for row in r.store.session_pins(MAX_SESSIONS).await.map_err(|e| e.to_string())? {
         let pin = Pin {
             provider: row.provider,

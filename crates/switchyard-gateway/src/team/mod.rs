@@ -80,7 +80,8 @@ pub async fn start(
         wall_team.send(Outgoing::Notice(notice));
     }));
     let engine = replica.resilience.engine.clone();
-    let announcer = tokio::spawn(publish::run(team.clone(), pool, engine, shutdown.clone()));
+    let announcer =
+        tokio::spawn(publish::run(team.clone(), pool, replica.store.clone(), engine, shutdown.clone()));
     let mut synced = team.synced.subscribe();
     let receiver = tokio::spawn(listen::run(team, replica, url.to_owned(), shutdown));
     if tokio::time::timeout(FIRST_SYNC, synced.wait_for(|done| *done)).await.is_err() {

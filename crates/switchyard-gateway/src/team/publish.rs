@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::notice::{CHANNEL, Envelope, Notice};
 use super::{Outgoing, Team};
 use crate::retry_wait::{self, Next};
+use crate::store::{Store, TeamStateRow};
 
 /// Queued notices, in first-queued order, the last one per thing kept.
 #[derive(Default)]
@@ -84,8 +85,39 @@ async fn send(pool: &PgPool, origin: &str, notices: &[Notice]) -> Result<(), sql
     Ok(())
 }
 
+/// The row a notice of in-memory state is also stored as (lockouts and wall state,
+/// which the persister does not write), so replicas that start later load it.
+fn stored_state(notice: &Notice) -> Option<TeamStateRow> {
+    let (kind, key, state, at) = match notice {
+        Notice::Lockouts { connection, table, at, .. } => ("lockouts", connection, table, at),
+        Notice::Wall { connection, state, at } => ("wall", connection, state, at),
+        _ => return None,
+    };
+    Some(TeamStateRow {
+        kind: kind.to_owned(),
+        key: key.clone(),
+        state_json: state.to_string(),
+        updated_at: *at,
+    })
+}
+
+/// Stores what must be loadable later, then announces the batch.
+async fn deliver(pool: &PgPool, store: &Store, origin: &str, batch: &[Notice]) -> Result<(), String> {
+    let states: Vec<TeamStateRow> = batch.iter().filter_map(stored_state).collect();
+    if !states.is_empty() {
+        store.write_team_state(&states).await.map_err(|e| e.to_string())?;
+    }
+    send(pool, origin, batch).await.map_err(|e| e.to_string())
+}
+
 /// Runs until `shutdown`, then sends what is queued (best effort).
-pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: CancellationToken) {
+pub async fn run(
+    team: Arc<Team>,
+    pool: PgPool,
+    store: Store,
+    engine: Arc<Engine>,
+    shutdown: CancellationToken,
+) {
     let Some(mut rx) = team.take_queue() else { return };
     let mut pending = Pending::default();
     let mut failures = 0u32;
@@ -104,7 +136,7 @@ pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: C
             continue;
         }
         let batch = pending.take();
-        let sent = send(&pool, team.origin(), &batch).await;
+        let sent = deliver(&pool, &store, team.origin(), &batch).await;
         failures = if sent.is_ok() { 0 } else { failures + 1 };
         if let Err(e) = sent {
             tracing::warn!(event = "team.announce_failed", notices = batch.len(), error = %e);
@@ -123,8 +155,11 @@ pub async fn run(team: Arc<Team>, pool: PgPool, engine: Arc<Engine>, shutdown: C
         pending.extend_from(out, &engine);
     }
     if !pending.is_empty() {
-        let _ =
-            tokio::time::timeout(Duration::from_secs(2), send(&pool, team.origin(), &pending.take())).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            deliver(&pool, &store, team.origin(), &pending.take()),
+        )
+        .await;
     }
 }
 
