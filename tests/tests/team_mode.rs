@@ -236,6 +236,32 @@ async fn two_replicas(toml: &str, url: &str, clock: &Arc<ManualClock>) -> (TestG
     (a, b)
 }
 
+/// A Claude account (low-priority lane on) whose next answer is the usage wall's
+/// 429 offering the slow lane, and an API key behind it; one clock for the replicas.
+struct Wall {
+    account: FakeUpstream,
+    key: FakeUpstream,
+    toml: String,
+    clock: Arc<ManualClock>,
+}
+
+impl Wall {
+    async fn start() -> Wall {
+        const NOW: i64 = 1_900_000_000_000;
+        let reset_s = (NOW / 1000 + 3_600).to_string();
+        let wall_429 = Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
+            .with_header("anthropic-ratelimit-unified-status", "rejected")
+            .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
+            .with_header("anthropic-ratelimit-unified-reset", &reset_s);
+        let slow_ok = ok("slow").with_header("anthropic-ratelimit-unified-slow-status", "active");
+        let account = FakeUpstream::start(slow_ok).await;
+        account.push(wall_429);
+        let key = FakeUpstream::start(ok("key")).await;
+        let toml = claude_account_and_key(&account.url(), &key.url(), "lowPriorityMode = true");
+        Wall { account, key, toml, clock: Arc::new(ManualClock::new(UnixMillis(NOW))) }
+    }
+}
+
 /// What `anthropic-usage-limit` header each request to `up` carried.
 fn slow_headers(up: &FakeUpstream) -> Vec<Option<String>> {
     up.requests().iter().map(|r| r.header("anthropic-usage-limit").map(str::to_owned)).collect()
@@ -245,18 +271,7 @@ fn slow_headers(up: &FakeUpstream) -> Vec<Option<String>> {
 async fn a_claude_lane_opened_on_one_replica_slows_the_other() {
     let Some(pg) = PgServer::start() else { return };
     let url = pg.create_database("lanes");
-    const NOW: i64 = 1_900_000_000_000;
-    let reset_s = (NOW / 1000 + 3_600).to_string();
-    let wall_429 = Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
-        .with_header("anthropic-ratelimit-unified-status", "rejected")
-        .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
-        .with_header("anthropic-ratelimit-unified-reset", &reset_s);
-    let slow_ok = ok("slow").with_header("anthropic-ratelimit-unified-slow-status", "active");
-    let account = FakeUpstream::start(slow_ok).await;
-    account.push(wall_429);
-    let key = FakeUpstream::start(ok("key")).await;
-    let toml = claude_account_and_key(&account.url(), &key.url(), "lowPriorityMode = true");
-    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let Wall { account, key: _key, toml, clock } = Wall::start().await;
     let (a, b) = two_replicas(&toml, &url, &clock).await;
     let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 5, "messages": []});
 
@@ -380,19 +395,7 @@ async fn replicas_started_together_import_the_same_config_once() {
 async fn a_replica_started_later_loads_the_lane_another_opened() {
     let Some(pg) = PgServer::start() else { return };
     let url = pg.create_database("later");
-    const NOW: i64 = 1_900_000_000_000;
-    let reset_s = (NOW / 1000 + 3_600).to_string();
-    let wall_429 = Reply::json(429, wire::anthropic_error("rate_limit_error", "usage limit reached"))
-        .with_header("anthropic-ratelimit-unified-status", "rejected")
-        .with_header("anthropic-ratelimit-unified-slow-offer", "treatment")
-        .with_header("anthropic-ratelimit-unified-reset", &reset_s);
-    let account =
-        FakeUpstream::start(ok("slow").with_header("anthropic-ratelimit-unified-slow-status", "active"))
-            .await;
-    account.push(wall_429);
-    let key = FakeUpstream::start(ok("key")).await;
-    let toml = claude_account_and_key(&account.url(), &key.url(), "lowPriorityMode = true");
-    let clock = Arc::new(ManualClock::new(UnixMillis(NOW)));
+    let Wall { account, key: _key, toml, clock } = Wall::start().await;
     let start = |clock: Arc<ManualClock>| {
         let (toml, url) = (toml.clone(), url.clone());
         async move {
