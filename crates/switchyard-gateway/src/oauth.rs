@@ -128,14 +128,15 @@ impl TokenRefresher {
         // Team mode: one refresh per connection across every replica. Providers
         // that rotate refresh tokens refuse the second use of one, and that refusal
         // would mark the account expired on every replica.
-        let _replicas = match management.store().replica_lock(&format!("oauth-refresh:{}", stale.id)).await {
+        let replica_lock = match management.store().replica_lock(&format!("oauth-refresh:{}", stale.id)).await
+        {
             Ok(lock) => lock,
             Err(e) => {
                 tracing::warn!(event = "oauth.refresh_unlocked", connection = %stale.id, error = %e);
                 None
             }
         };
-        if _replicas.is_some()
+        if replica_lock.is_some()
             && let Some(fresh) = self.refreshed_elsewhere(stale, oauth.expires_at, routing, management).await
         {
             return Ok(fresh);

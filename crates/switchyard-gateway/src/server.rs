@@ -262,7 +262,6 @@ impl Gateway {
             sleeper,
             management,
             management_token: token_check,
-            team: team.clone(),
             listen: addr,
             extra_hosts,
             ui_dir: config.ui_dir.clone(),
@@ -330,7 +329,7 @@ impl Gateway {
 
     /// Team mode's replica state (`None` with the embedded SQLite file).
     pub fn team(&self) -> Option<&Arc<Team>> {
-        self.state.team.as_ref()
+        self.state.management.control().team()
     }
 
     /// The management service (what the desktop IPC will call).

@@ -14,7 +14,6 @@ use crate::request_log::RequestLogSink;
 use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
 use crate::sleeper::Sleeper;
-use crate::team::Team;
 use crate::team::token::TokenCheck;
 
 /// Tunables of the request path (not user settings: fixed at start).
@@ -62,8 +61,6 @@ pub struct GatewayState {
     pub sleeper: Arc<dyn Sleeper>,
     /// Checks the management token (only its hash is held).
     pub management_token: Arc<TokenCheck>,
-    /// Team mode's replica state (`None` with the embedded SQLite file).
-    pub team: Option<Arc<Team>>,
     /// The bound address.
     pub listen: SocketAddr,
     /// Lower-cased host names accepted in the Host header besides loopback names.

@@ -171,26 +171,29 @@ impl SessionAffinity {
     ) {
         let mut inner = self.lock();
         let pins = inner.sessions().get_or_insert_mut(session.clone(), Vec::new);
-        match pins.iter_mut().find(|p| p.provider == served.provider) {
+        // The pin when it is new or moved (not a renewal): other replicas hear of it.
+        let moved = match pins.iter_mut().find(|p| p.provider == served.provider) {
             Some(pin) if pin.connection == served.connection || pinned == PinnedFate::Kept => {
                 pin.last_seen = now;
+                None
             }
             Some(pin) => {
                 pin.connection = served.connection.to_owned();
                 pin.pinned_at = now;
                 pin.last_seen = now;
+                self.observer.get().map(|_| pin.clone())
             }
-            None => pins.push(Pin {
-                provider: served.provider.to_owned(),
-                connection: served.connection.to_owned(),
-                pinned_at: now,
-                last_seen: now,
-            }),
-        }
-        // A new pin or a move (not a renewal) is announced to other replicas.
-        let moved = match (self.observer.get(), pins.iter().find(|p| p.provider == served.provider)) {
-            (Some(_), Some(pin)) if pin.pinned_at == now => Some(pin.clone()),
-            _ => None,
+            None => {
+                let pin = Pin {
+                    provider: served.provider.to_owned(),
+                    connection: served.connection.to_owned(),
+                    pinned_at: now,
+                    last_seen: now,
+                };
+                let moved = self.observer.get().map(|_| pin.clone());
+                pins.push(pin);
+                moved
+            }
         };
         let first_change = inner.dirty.is_empty();
         inner.dirty.insert((session.clone(), served.provider.to_owned()));

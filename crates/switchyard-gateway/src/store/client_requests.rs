@@ -129,56 +129,55 @@ impl Store {
 
     /// Requests matching `q`, newest first.
     pub async fn list_requests(&self, q: &RequestsQuery) -> StoreResult<Vec<RequestEntryView>> {
-        let mut sql = format!("SELECT {COLUMNS} FROM client_requests WHERE 1=1");
-        let mut texts: Vec<String> = Vec::new();
-        let mut ints: Vec<i64> = Vec::new();
+        /// A bound value of the filter.
+        enum Value {
+            Text(String),
+            Int(i64),
+        }
         // Every value is bound; only fixed fragments are spliced into the text.
-        let mut order: Vec<bool> = Vec::new(); // true = text, false = int, in placeholder order
         // Placeholders are numbered in the order their values are bound.
-        let next = |order: &Vec<bool>| order.len() + 1;
+        let mut values: Vec<Value> = Vec::new();
+        let mut bind = |v: Value| {
+            values.push(v);
+            format!("${}", values.len())
+        };
+        let mut sql = format!("SELECT {COLUMNS} FROM client_requests WHERE 1=1");
         if let Some(before) = &q.before {
-            sql.push_str(&format!(
-                " AND id < (SELECT id FROM client_requests WHERE request_id = ${})",
-                next(&order)
-            ));
-            texts.push(before.clone());
-            order.push(true);
+            let p = bind(Value::Text(before.clone()));
+            sql.push_str(&format!(" AND id < (SELECT id FROM client_requests WHERE request_id = {p})"));
         }
         match q.status.as_deref() {
             None => {}
             Some("ok") => sql.push_str(" AND status BETWEEN 200 AND 299"),
             Some("error") => sql.push_str(" AND status NOT BETWEEN 200 AND 299"),
             Some(code) => {
-                sql.push_str(&format!(" AND status = ${}", next(&order)));
-                ints.push(code.parse::<i64>().unwrap_or(-1));
-                order.push(false);
+                let p = bind(Value::Int(code.parse::<i64>().unwrap_or(-1)));
+                sql.push_str(&format!(" AND status = {p}"));
             }
         }
         for (column, value) in [("connection_id", &q.connection), ("model", &q.model), ("api_key_id", &q.key)]
         {
             if let Some(v) = value {
-                sql.push_str(&format!(" AND {column} = ${}", next(&order)));
-                texts.push(v.clone());
-                order.push(true);
+                let p = bind(Value::Text(v.clone()));
+                sql.push_str(&format!(" AND {column} = {p}"));
             }
         }
         if let Some(since) = q.since {
-            sql.push_str(&format!(" AND at >= ${}", next(&order)));
-            ints.push(since.0);
-            order.push(false);
+            let p = bind(Value::Int(since.0));
+            sql.push_str(&format!(" AND at >= {p}"));
         }
         if let Some(until) = q.until {
-            sql.push_str(&format!(" AND at < ${}", next(&order)));
-            ints.push(until.0);
-            order.push(false);
+            let p = bind(Value::Int(until.0));
+            sql.push_str(&format!(" AND at < {p}"));
         }
-        sql.push_str(&format!(" ORDER BY id DESC LIMIT ${}", next(&order)));
-        ints.push(i64::from(q.limit.unwrap_or(100).clamp(1, 1000)));
-        order.push(false);
+        let p = bind(Value::Int(i64::from(q.limit.unwrap_or(100).clamp(1, 1000))));
+        sql.push_str(&format!(" ORDER BY id DESC LIMIT {p}"));
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        let (mut t, mut i) = (texts.into_iter(), ints.into_iter());
-        for is_text in order {
-            query = if is_text { query.bind(t.next()) } else { query.bind(i.next()) };
+        for v in values {
+            query = match v {
+                Value::Text(t) => query.bind(t),
+                Value::Int(i) => query.bind(i),
+            };
         }
         let rows = query.fetch_all(&self.pool).await?;
         Ok(rows.iter().map(entry).collect())

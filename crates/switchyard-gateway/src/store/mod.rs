@@ -305,11 +305,6 @@ impl Store {
         self.pool.close().await;
     }
 
-    /// Whether the database answers (health's `database` field).
-    pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
-    }
-
     /// The underlying pool (for tests that inspect the database directly).
     pub fn pool(&self) -> &AnyPool {
         &self.pool

@@ -20,7 +20,7 @@ use switchyard_types::status::ChangeTopic;
 use tokio_util::sync::CancellationToken;
 
 use super::Team;
-use super::notice::{CHANNEL, Envelope, Notice, ReloadKind};
+use super::notice::{CHANNEL, Envelope, Notice, ReloadKind, StateKind};
 use super::token::TokenCheck;
 use crate::affinity::{MAX_SESSIONS, Pin, SessionKey};
 use crate::control::Control;
@@ -147,10 +147,10 @@ pub async fn apply(team: &Team, r: &Replica, origin: &str, notice: Notice) {
         }
         Notice::Reset { connection, provider, at } => {
             team.record_reset(&connection, at);
-            if team.newer(&format!("h:{connection}"), at, origin) {
+            if team.newer(&StateKind::Health.key(&connection), at, origin) {
                 engine.adopt_health(&connection, &provider, ConnectionHealth::default());
             }
-            if team.newer(&format!("l:{connection}"), at, origin) {
+            if team.newer(&StateKind::Lockouts.key(&connection), at, origin) {
                 engine.adopt_lockouts(&connection, &provider, LockoutTable::default());
             }
             r.control.notify_local(ChangeTopic::Cooldowns);
@@ -237,36 +237,40 @@ pub async fn resync(team: &Team, r: &Replica) -> Result<(), String> {
     let engine = &r.resilience.engine;
     for row in r.store.load_breakers().await.map_err(|e| e.to_string())? {
         if let Ok(record) = serde_json::from_str::<BreakerRecord>(&row.record_json)
-            && team.newer(&format!("b:{}", row.key), row.updated_at, "")
+            && team.newer(&StateKind::Breaker.key(&row.key), row.updated_at, "")
         {
             engine.adopt_breaker(&row.key, record);
         }
     }
-    let known = r.management.routing().load().by_id.keys().cloned().collect::<std::collections::HashSet<_>>();
+    let routing = r.management.routing().load_full();
     for row in r.store.load_connection_health().await.map_err(|e| e.to_string())? {
-        if !known.contains(&row.key) {
+        if !routing.by_id.contains_key(&row.key) {
             continue;
         }
+        let key = StateKind::Health.key(&row.key);
         if let Ok(health) = serde_json::from_str::<ConnectionHealth>(&row.record_json)
-            && takes_health(team, engine, &format!("h:{}", row.key), &row.key, &health, row.updated_at, "")
+            && takes_health(team, engine, &key, &row.key, &health, row.updated_at, "")
         {
             engine.adopt_health(&row.key, &row.provider, health);
         }
     }
-    let routing = r.management.routing().load_full();
     for row in r.store.load_team_state().await.map_err(|e| e.to_string())? {
         let Some(conn) = routing.by_id.get(&row.key) else { continue };
-        match row.kind.as_str() {
-            "lockouts" => {
+        let kind = [StateKind::Lockouts, StateKind::Wall]
+            .into_iter()
+            .find(|k| k.stored_name() == Some(row.kind.as_str()));
+        let newer = |kind: StateKind| team.newer(&kind.key(&row.key), row.updated_at, "");
+        match kind {
+            Some(StateKind::Lockouts) => {
                 if let Ok(table) = serde_json::from_str::<LockoutTable>(&row.state_json)
-                    && team.newer(&format!("l:{}", row.key), row.updated_at, "")
+                    && newer(StateKind::Lockouts)
                 {
                     engine.adopt_lockouts(&row.key, &conn.provider, table);
                 }
             }
-            "wall" => {
+            Some(StateKind::Wall) => {
                 if let Ok(state) = serde_json::from_str::<ConnWall>(&row.state_json)
-                    && team.newer(&format!("w:{}", row.key), row.updated_at, "")
+                    && newer(StateKind::Wall)
                 {
                     r.claude_wall.adopt(&row.key, state);
                 }

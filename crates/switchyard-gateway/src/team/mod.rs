@@ -35,7 +35,7 @@ use switchyard_types::UnixMillis;
 use switchyard_types::status::ChangeTopic;
 use tokio::sync::mpsc;
 
-use notice::{Notice, ReloadKind};
+use notice::{Notice, ReloadKind, StateKind};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -104,6 +104,18 @@ pub enum Outgoing {
         /// When.
         at: UnixMillis,
     },
+}
+
+/// Stores `value` under `key` unless a greater one is there; whether it did.
+fn raise<V: Ord>(map: &Mutex<HashMap<String, V>>, key: String, value: V) -> bool {
+    let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+    match map.get(&key) {
+        Some(have) if *have > value => false,
+        _ => {
+            map.insert(key, value);
+            true
+        }
+    }
 }
 
 /// This replica's side of team mode: its id, the announcer's queue, the ordering
@@ -178,42 +190,21 @@ impl Team {
 
     /// Records a change of `key` made here at `at`.
     fn stamp(&self, key: String, at: UnixMillis) {
-        let mine = (at, self.origin.clone());
-        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = stamps.entry(key).or_insert_with(|| mine.clone());
-        if *slot < mine {
-            *slot = mine;
-        }
+        raise(&self.stamps, key, (at, self.origin.clone()));
     }
 
-    /// Whether state of `key` from `at` on replica `origin` is newer than what this
-    /// replica has; if so it becomes the newest. Equal times are ordered by replica
-    /// id, so two replicas that changed one thing in the same millisecond still
-    /// settle on the same state.
+    /// Whether state of `key` from `at` on replica `origin` is at least as new as
+    /// what this replica has; if so it becomes the newest. Equal times are ordered
+    /// by replica id, so two replicas that changed one thing in the same
+    /// millisecond still settle on the same state; an equal stamp is a later
+    /// notice of the same replica (one replica's notices arrive in order).
     fn newer(&self, key: &str, at: UnixMillis, origin: &str) -> bool {
-        let mut stamps = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
-        match stamps.get_mut(key) {
-            // Equal: a later notice of the same replica in the same millisecond
-            // (one replica's notices arrive in order).
-            Some(have) if (have.0, have.1.as_str()) > (at, origin) => false,
-            Some(have) => {
-                *have = (at, origin.to_owned());
-                true
-            }
-            None => {
-                stamps.insert(key.to_owned(), (at, origin.to_owned()));
-                true
-            }
-        }
+        raise(&self.stamps, key.to_owned(), (at, origin.to_owned()))
     }
 
     /// Records a reset of `connection` at `at` (here or elsewhere).
     fn record_reset(&self, connection: &str, at: UnixMillis) {
-        let mut resets = self.resets.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = resets.entry(connection.to_owned()).or_insert(at);
-        if *slot < at {
-            *slot = at;
-        }
+        raise(&self.resets, connection.to_owned(), at);
     }
 
     /// Whether `connection` was reset at or after `at` (a terminal state decided
@@ -227,8 +218,8 @@ impl Team {
     /// never does.
     pub fn connection_reset(&self, connection: &str, provider: &str, at: UnixMillis) {
         self.record_reset(connection, at);
-        self.stamp(format!("h:{connection}"), at);
-        self.stamp(format!("l:{connection}"), at);
+        self.stamp(StateKind::Health.key(connection), at);
+        self.stamp(StateKind::Lockouts.key(connection), at);
         self.send(Outgoing::Notice(Notice::Reset {
             connection: connection.to_owned(),
             provider: provider.to_owned(),
@@ -257,7 +248,7 @@ impl Team {
                 record: serde_json::to_value(health).unwrap_or_default(),
             },
             EngineEvent::Lockout { connection, provider, .. } => {
-                self.stamp(format!("l:{connection}"), at);
+                self.stamp(StateKind::Lockouts.key(connection), at);
                 self.send(Outgoing::Lockouts {
                     connection: connection.clone(),
                     provider: provider.clone(),

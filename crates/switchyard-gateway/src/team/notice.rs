@@ -122,15 +122,51 @@ pub enum ReloadKind {
     Token,
 }
 
+/// Which replicated state a key names: the key under which a thing's notices
+/// coalesce and its ordering stamp is kept (`h:<connection>`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateKind {
+    /// A provider's breaker.
+    Breaker,
+    /// A connection's cooldown health.
+    Health,
+    /// A connection's model lockouts.
+    Lockouts,
+    /// A Claude account's usage-wall state.
+    Wall,
+}
+
+impl StateKind {
+    /// The key of `id`'s state of this kind.
+    pub fn key(self, id: &str) -> String {
+        let tag = match self {
+            StateKind::Breaker => "b",
+            StateKind::Health => "h",
+            StateKind::Lockouts => "l",
+            StateKind::Wall => "w",
+        };
+        format!("{tag}:{id}")
+    }
+
+    /// Its name in the `team_state` table (in-memory state team mode also stores).
+    pub fn stored_name(self) -> Option<&'static str> {
+        match self {
+            StateKind::Lockouts => Some("lockouts"),
+            StateKind::Wall => Some("wall"),
+            StateKind::Breaker | StateKind::Health => None,
+        }
+    }
+}
+
 impl Notice {
     /// The key under which later notices replace earlier queued ones (the last
     /// state of a thing is all a receiver needs).
     pub fn coalesce_key(&self) -> String {
         match self {
-            Notice::Breaker { provider, .. } => format!("b:{provider}"),
-            Notice::Health { connection, .. } => format!("h:{connection}"),
-            Notice::Lockouts { connection, .. } => format!("l:{connection}"),
-            Notice::Wall { connection, .. } => format!("w:{connection}"),
+            Notice::Breaker { provider, .. } => StateKind::Breaker.key(provider),
+            Notice::Health { connection, .. } => StateKind::Health.key(connection),
+            Notice::Lockouts { connection, .. } => StateKind::Lockouts.key(connection),
+            Notice::Wall { connection, .. } => StateKind::Wall.key(connection),
             Notice::Reset { connection, .. } => format!("reset:{connection}"),
             Notice::Pin { session, provider, .. } => format!("p:{session}:{provider}"),
             Notice::PinsCleared { connection } => format!("pc:{}", connection.as_deref().unwrap_or("*")),

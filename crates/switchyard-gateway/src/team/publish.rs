@@ -15,7 +15,7 @@ use sqlx::PgPool;
 use switchyard_resilience::Engine;
 use tokio_util::sync::CancellationToken;
 
-use super::notice::{CHANNEL, Envelope, Notice};
+use super::notice::{CHANNEL, Envelope, Notice, StateKind};
 use super::{Outgoing, Team};
 use crate::retry_wait::{self, Next};
 use crate::store::{Store, TeamStateRow};
@@ -89,12 +89,12 @@ async fn send(pool: &PgPool, origin: &str, notices: &[Notice]) -> Result<(), sql
 /// which the persister does not write), so replicas that start later load it.
 fn stored_state(notice: &Notice) -> Option<TeamStateRow> {
     let (kind, key, state, at) = match notice {
-        Notice::Lockouts { connection, table, at, .. } => ("lockouts", connection, table, at),
-        Notice::Wall { connection, state, at } => ("wall", connection, state, at),
+        Notice::Lockouts { connection, table, at, .. } => (StateKind::Lockouts, connection, table, at),
+        Notice::Wall { connection, state, at } => (StateKind::Wall, connection, state, at),
         _ => return None,
     };
     Some(TeamStateRow {
-        kind: kind.to_owned(),
+        kind: kind.stored_name()?.to_owned(),
         key: key.clone(),
         state_json: state.to_string(),
         updated_at: *at,
