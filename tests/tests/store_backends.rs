@@ -9,7 +9,7 @@ use serde_json::json;
 use sqlx::Row;
 use switchyard_gateway::store::{
     AcquireOutcome, AliasRecord, ApiKeyRecord, AttemptLogRow, Backend, ComboRecord, ConnectionRecord,
-    LeaseHolder, LeaseState, PinRow, RequestLogRow, StateWrite, Store, StoreError, TeamStateRow,
+    LeaseHolder, LeaseState, LogBatch, PinRow, RequestLogRow, StateWrite, Store, StoreError, TeamStateRow,
     TransitionOutcome,
 };
 use switchyard_testkit::postgres::PgServer;
@@ -297,9 +297,12 @@ async fn suite(store: &Store) {
     assert_eq!(ended.and_then(|r| r.end_reason), Some("key revoked".to_owned()));
 
     // The request log: attempts and client requests, listing, filters, counts, pruning.
+    // The last attempt is an hour later, so the summary's hour holds only it.
     let attempts =
-        [attempt("r1", 100, None), attempt("r1", 110, Some("rate_limited")), attempt("r2", 200, None)];
-    store.insert_attempts(&attempts).await.unwrap_or_else(|e| panic!("{e}"));
+        [attempt("r1", 100, None), attempt("r1", 110, Some("rate_limited")), attempt("r2", 3_660_000, None)];
+    let mut batch = LogBatch::default();
+    attempts.into_iter().for_each(|a| batch.push_attempt(a));
+    store.write_log(&batch).await.unwrap_or_else(|e| panic!("{e}"));
     let listed = store.list_attempts(10, None).await.unwrap_or_default();
     assert_eq!(listed.len(), 3);
     assert_eq!(
@@ -310,19 +313,18 @@ async fn suite(store: &Store) {
     assert_eq!(older.len(), 2);
     assert_eq!(store.list_attempts_of("r1").await.unwrap_or_default().len(), 2);
     assert_eq!(store.list_failed_attempts(10).await.unwrap_or_default().len(), 1);
-    let counts = store.count_attempts(UnixMillis(105), UnixMillis(0)).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((counts.recent, counts.recent_failed, counts.since, counts.since_failed), (2, 1, 3, 1));
-    assert_eq!(store.prune_attempts(1).await.unwrap_or(0), 2);
     let requests = [
         request("r1", 100, 200, RequestOutcome::ServedAfterFailover),
         request("r2", 200, 429, RequestOutcome::UpstreamRejected),
         request("r3", 300, 200, RequestOutcome::Served),
     ];
-    store.insert_requests(&requests).await.unwrap_or_else(|e| panic!("{e}"));
-    store
-        .insert_requests(&requests[..1])
-        .await
-        .unwrap_or_else(|e| panic!("a repeated request id is ignored: {e}"));
+    let mut batch = LogBatch::default();
+    requests.iter().cloned().for_each(|r| batch.push_request(r));
+    store.write_log(&batch).await.unwrap_or_else(|e| panic!("{e}"));
+    let mut again = LogBatch::default();
+    again.push_request(requests[0].clone());
+    store.write_log(&again).await.unwrap_or_else(|e| panic!("a repeated request id is ignored: {e}"));
+    // (The repeated row is still counted: ids are random, it does not happen.)
     let all = store.list_requests(&RequestsQuery::default()).await.unwrap_or_default();
     assert_eq!(all.iter().map(|r| r.request_id.as_str()).collect::<Vec<_>>(), ["r3", "r2", "r1"]);
     let q = RequestsQuery {
@@ -348,19 +350,25 @@ async fn suite(store: &Store) {
         (entry.status, entry.outcome, trace.notes),
         (429, RequestOutcome::UpstreamRejected, vec!["note".to_owned()])
     );
-    let counts = store.count_requests(UnixMillis(0)).await.unwrap_or_else(|e| panic!("{e}"));
+    // The summary: per-minute counts.
+    let summary = store.summary_counts(UnixMillis(3_700_000)).await.unwrap_or_else(|e| panic!("{e}"));
+    let day = &summary.clients_last_day;
     assert_eq!(
-        (
-            counts.requests,
-            counts.served,
-            counts.served_after_failover,
-            counts.errors,
-            counts.attempts,
-            counts.failed_attempts
-        ),
-        (3, 1, 1, 1, 6, 3)
+        (day.requests, day.served, day.served_after_failover, day.errors, day.attempts, day.failed_attempts),
+        (4, 1, 2, 1, 8, 4)
     );
-    assert_eq!(store.prune_requests(1).await.unwrap_or(0), 2);
+    assert_eq!(summary.clients_last_hour.requests, 0, "the requests are over an hour old");
+    assert_eq!((summary.attempts_last_day, summary.attempts_last_hour), ((3, 1), (1, 0)));
+    // Retention keeps the newest row of each table; the counts stay.
+    assert_eq!(store.prune_log(1).await.unwrap_or(0), 4);
+    assert_eq!(store.list_attempts(10, None).await.unwrap_or_default().len(), 1);
+    // Four small rows free no page worth giving back.
+    assert!(!store.reclaim().await.unwrap_or_else(|e| panic!("{e}")));
+    let after = store.summary_counts(UnixMillis(3_700_000)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(after, summary);
+    assert_eq!(store.prune_stats(UnixMillis(60_000)).await.unwrap_or(0), 1, "minute 0 is older");
+    let pruned = store.summary_counts(UnixMillis(3_700_000)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((pruned.clients_last_day.requests, pruned.attempts_last_day), (0, (1, 0)));
 
     // A batch lands whole or not at all.
     let batch = store.begin_batch().await.unwrap_or_else(|e| panic!("{e}"));

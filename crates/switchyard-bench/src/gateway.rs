@@ -48,7 +48,7 @@ pub struct GatewayProcess {
     pid: u32,
     addr: SocketAddr,
     log_path: PathBuf,
-    _data_dir: TempDir,
+    _data_dir: Option<TempDir>,
 }
 
 /// The config file: one client key, the fast upstream in both formats, and the
@@ -147,9 +147,41 @@ impl GatewayProcess {
             );
         }
         let data_dir = tempfile::Builder::new().prefix("switchyard-bench-").tempdir()?;
-        let config = data_dir.path().join("bench.toml");
-        std::fs::write(&config, config_toml(fast, slow, flow) + extra_toml)?;
-        let log_path = data_dir.path().join("gateway.log");
+        GatewayProcess::spawn(
+            bin,
+            data_dir.path(),
+            config_toml(fast, slow, flow) + extra_toml,
+            extra_args,
+            Some(data_dir),
+        )
+        .await
+    }
+
+    /// A gateway on the existing data directory `dir` (the default config; the
+    /// directory outlives the process).
+    pub async fn start_in(
+        bin: &Path,
+        fast: SocketAddr,
+        slow: SocketAddr,
+        dir: &Path,
+        extra_args: &[String],
+    ) -> anyhow::Result<GatewayProcess> {
+        GatewayProcess::spawn(bin, dir, config_toml(fast, slow, false), extra_args, None).await
+    }
+
+    async fn spawn(
+        bin: &Path,
+        dir: &Path,
+        config_text: String,
+        extra_args: &[String],
+        owned: Option<TempDir>,
+    ) -> anyhow::Result<GatewayProcess> {
+        if !bin.is_file() {
+            bail!("gateway binary not found at {}", bin.display());
+        }
+        let config = dir.join("bench.toml");
+        std::fs::write(&config, config_text)?;
+        let log_path = dir.join("gateway.log");
         let log = std::fs::File::create(&log_path)?;
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
 
@@ -158,7 +190,7 @@ impl GatewayProcess {
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--data-dir")
-            .arg(data_dir.path())
+            .arg(dir)
             .arg("--config")
             .arg(&config)
             .arg("--management-token")
@@ -171,7 +203,7 @@ impl GatewayProcess {
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
         let pid = child.id().context("gateway exited at once")?;
-        let mut gateway = GatewayProcess { child, pid, addr, log_path, _data_dir: data_dir };
+        let mut gateway = GatewayProcess { child, pid, addr, log_path, _data_dir: owned };
         gateway.wait_ready().await?;
         Ok(gateway)
     }

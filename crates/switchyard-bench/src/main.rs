@@ -15,6 +15,7 @@ mod client;
 mod closed_loop;
 mod flow;
 mod gateway;
+mod history;
 mod machine;
 mod open_loop;
 mod relay;
@@ -43,7 +44,7 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Internal>,
     /// Open-loop request rates (requests/s) for the added-latency runs.
-    #[arg(long, value_delimiter = ',', default_value = "100,1000,2000")]
+    #[arg(long, value_delimiter = ',', default_value = "10,100,1000,2000")]
     rates: Vec<u32>,
     /// Measured seconds per run (after the warm-up).
     #[arg(long, default_value_t = 5.0)]
@@ -58,7 +59,7 @@ struct Cli {
     #[arg(long, default_value_t = 64)]
     connections: usize,
     /// Concurrent streams in the open-streams phase.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 5000)]
     streams: usize,
     /// Open-loop rate (requests/s) for the streaming TTFB runs.
     #[arg(long, default_value_t = 200)]
@@ -100,6 +101,9 @@ enum Internal {
     /// Team mode's costs: propagation latency between two replicas sharing one
     /// Postgres, and the hot path on Postgres against SQLite (see `team`).
     Team(team::TeamArgs),
+    /// What a long request history costs: the summary endpoint and per-request
+    /// cost with a million log rows, and the file after retention (see `history`).
+    History(history::HistoryArgs),
     /// The reference relay (see `relay`); started by the benchmark itself.
     #[command(hide = true)]
     Relay {
@@ -218,6 +222,7 @@ impl Cli {
             slow_interval: Duration::from_millis(100),
             timeout: Duration::from_secs(10),
             settle: Duration::from_secs(3),
+            stream_settle: Duration::from_secs(10),
             command,
             baseline: self.baseline_bin.as_ref().map(|bin| run::Baseline {
                 bin: bin.clone(),
@@ -231,6 +236,7 @@ impl Cli {
             settings.streams = settings.streams.min(200);
             settings.slow_frames = 11;
             settings.settle = Duration::from_secs(1);
+            settings.stream_settle = Duration::from_secs(1);
         }
         if settings.rates.is_empty() || settings.rates.contains(&0) {
             anyhow::bail!("--rates needs at least one positive rate");
@@ -283,6 +289,10 @@ async fn main() -> anyhow::Result<()> {
         .join(" ");
     match &cli.command {
         Some(Internal::Relay { listen, upstream }) => return relay::serve(*listen, *upstream).await,
+        Some(Internal::History(args)) => {
+            let bin = args.gateway_bin.clone().map_or_else(default_gateway_bin, Ok)?;
+            return history::run(args, &bin, &command).await;
+        }
         Some(Internal::Team(args)) => {
             raise_nofile_limit();
             let bin = args.gateway_bin(default_gateway_bin()?);

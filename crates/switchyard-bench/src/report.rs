@@ -137,7 +137,17 @@ fn others(i: Option<Interference>) -> String {
 fn targets_table(out: &mut String, r: &Results) {
     let _ =
         writeln!(out, "## Targets (issue 2)\n\n| Target | Goal | Measured | Verdict |\n|---|---|---|---|");
-    for t in targets::check(r) {
+    target_rows(out, targets::check(r));
+    let _ = writeln!(
+        out,
+        "## Targets against the relay floor (issue 16)\n\nEach figure beside the reference relay's in the same \
+         run. Added = minus the direct run's p50.\n\n| Target | Goal | Measured | Verdict |\n|---|---|---|---|"
+    );
+    target_rows(out, targets::check_floor(r));
+}
+
+fn target_rows(out: &mut String, checks: Vec<targets::TargetCheck>) {
+    for t in checks {
         let verdict = match &t.verdict {
             Verdict::Met(m) => format!("**met**: {m}"),
             Verdict::Missed(m) => format!("**missed**: {m}"),
@@ -207,6 +217,26 @@ fn latency_tables(out: &mut String, r: &Results) {
     );
     for run in &r.latency {
         ways_rows(out, &format!("{} req/s", run.rate), &run.runs, baseline_of(r, run));
+    }
+    let _ = writeln!(
+        out,
+        "\nCPU per request (exact scheduler runtime of all the process's threads over the whole \
+         interleaved run of each rate, warm-up and the other ways' turns included, per request sent to it: \
+         at low rates this is mostly what the process costs while idle):\n\n\
+         | Rate | gateway µs/request | relay µs/request | gateway ÷ relay |\n|---|---:|---:|---:|"
+    );
+    for run in r.latency.iter().chain([&r.ttfb]) {
+        if let Some(c) = run.cpu {
+            let what = if std::ptr::eq(run, &r.ttfb) { " (stream TTFB)" } else { "" };
+            let _ = writeln!(
+                out,
+                "| {} req/s{what} | {:.1} | {:.1} | {:.2} |",
+                run.rate,
+                c.gateway_us,
+                c.relay_us,
+                c.gateway_us / c.relay_us.max(1e-9)
+            );
+        }
     }
     let _ = writeln!(out, "\nCPU taken by others during these runs:\n");
     for run in &r.latency {
@@ -410,6 +440,15 @@ fn throughput_table(out: &mut String, r: &Results) {
             ms(x.latency.p99)
         );
     }
+    if let Some(c) = r.throughput_cpu {
+        let _ = writeln!(
+            out,
+            "\nCPU per request at saturation: gateway {:.1} µs, relay {:.1} µs ({:.2}×).",
+            c.gateway_us,
+            c.relay_us,
+            c.gateway_us / c.relay_us.max(1e-9)
+        );
+    }
     let _ = writeln!(
         out,
         "\nGateway/direct: {:.0} %; gateway/relay: {:.0} %. CPU taken by others during these runs: {}.\n",
@@ -468,14 +507,14 @@ fn streams_table(out: &mut String, r: &Results) {
     let _ = writeln!(
         out,
         "| RSS {:.0} s after the last stream | {} MB |",
-        r.settings.settle.as_secs_f64(),
+        r.settings.stream_settle.as_secs_f64(),
         mb(s.rss_after)
     );
     let fds = |n: Option<usize>| n.map_or_else(|| "unknown".to_owned(), |n| n.to_string());
     let _ = writeln!(
         out,
         "| Gateway open file descriptors, before → {:.0} s after | {} → {} |\n",
-        r.settings.settle.as_secs_f64(),
+        r.settings.stream_settle.as_secs_f64(),
         fds(s.fds_before),
         fds(s.fds_after)
     );

@@ -65,6 +65,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// How long to let the gateway settle before an "after" memory reading.
     pub settle: Duration,
+    /// How long after the last stream ends the streams phase reads RSS.
+    pub stream_settle: Duration,
     /// The command line, for the report.
     pub command: String,
     /// An older gateway build to compare against, if any.
@@ -104,6 +106,8 @@ pub struct RateRun {
     pub baseline: Option<OpenLoopResult>,
     /// CPU time per request of both gateways (A/B runs of the latency phase only).
     pub ab_cpu: Option<AbCpu>,
+    /// CPU time per request of the gateway and of the relay.
+    pub cpu: Option<ProxyCpu>,
     /// CPU time others took during the measurement.
     pub interference: Option<Interference>,
 }
@@ -129,6 +133,36 @@ impl AbCpu {
             candidate_us: per(candidate_ns, candidate_sent),
             baseline_us: per(baseline_ns, baseline_sent),
         }
+    }
+}
+
+/// On-CPU time (all threads, exact scheduler runtime) of the gateway and of the
+/// reference relay over one run, per request sent to each. In an interleaved run
+/// each process also idles through the other ways' turns, and that idle time is
+/// charged to its requests too: at low rates the figure is mostly what the process
+/// costs while waiting (timers, background tasks), which is what a laptop pays.
+#[derive(Debug, Clone, Copy)]
+pub struct ProxyCpu {
+    /// The gateway, µs per request.
+    pub gateway_us: f64,
+    /// The relay, µs per request.
+    pub relay_us: f64,
+}
+
+/// Runtimes of the gateway and the relay at one moment.
+struct ProxyRuntimes(Option<(Runtime, Runtime)>);
+
+impl ProxyRuntimes {
+    fn read(gw: &GatewayProcess, relay: &RelayProcess) -> ProxyRuntimes {
+        ProxyRuntimes(Runtime::read(gw.pid()).zip(Runtime::read(relay.pid())))
+    }
+
+    /// Per request since `self`, for `gateway_sent` and `relay_sent` requests.
+    fn per_request(&self, gw: &GatewayProcess, relay: &RelayProcess, sent: (u64, u64)) -> Option<ProxyCpu> {
+        let (g0, r0) = self.0.as_ref()?;
+        let ProxyRuntimes(Some((g1, r1))) = ProxyRuntimes::read(gw, relay) else { return None };
+        let per = |ns: u64, n: u64| ns as f64 / 1e3 / n.max(1) as f64;
+        Some(ProxyCpu { gateway_us: per(g1.since(g0), sent.0), relay_us: per(r1.since(r0), sent.1) })
     }
 }
 
@@ -185,6 +219,8 @@ pub struct Results {
     pub throughput: Ways<ClosedLoopResult>,
     /// CPU time others took during the throughput runs.
     pub throughput_interference: Option<Interference>,
+    /// CPU per request of the gateway and the relay at saturation.
+    pub throughput_cpu: Option<ProxyCpu>,
     /// CPU time others took over the whole benchmark.
     pub interference: Option<Interference>,
     /// Gateway memory.
@@ -376,10 +412,12 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             until: Until::FullBody,
             timeout: settings.timeout,
         };
-        let cpu = probe.start();
+        let cpu_probe = probe.start();
         let runtimes = |b: &GatewayProcess| Some((Runtime::read(gw.pid())?, Runtime::read(b.pid())?));
         let before = base_gw.as_ref().and_then(runtimes);
+        let proxies = ProxyRuntimes::read(&gw, &relay);
         let (runs, baseline) = open_ways(&chat, base_chat.as_ref(), cfg, "chat latency").await?;
+        let cpu = proxies.per_request(&gw, &relay, (runs.gateway.sent, runs.relay.sent));
         let after = base_gw.as_ref().and_then(runtimes);
         let ab_cpu = match (before, after, &baseline) {
             (Some((c0, b0)), Some((c1, b1)), Some(base)) => {
@@ -388,7 +426,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
             _ => None,
         };
         gateway_requests += runs.gateway.sent;
-        latency.push(RateRun { rate, runs, baseline, ab_cpu, interference: probe.since(cpu) });
+        latency.push(RateRun { rate, runs, baseline, ab_cpu, cpu, interference: probe.since(cpu_probe) });
     }
 
     let ttfb_cfg = OpenLoop {
@@ -400,9 +438,11 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         timeout: settings.timeout,
     };
     let cpu = probe.start();
+    let proxies = ProxyRuntimes::read(&gw, &relay);
     let (runs, _) = open_ways(&sse, None, ttfb_cfg, "stream TTFB").await?;
     let ttfb = RateRun {
         rate: settings.stream_rate,
+        cpu: proxies.per_request(&gw, &relay, (runs.gateway.sent, runs.relay.sent)),
         runs,
         baseline: None,
         ab_cpu: None,
@@ -417,11 +457,14 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let tp_direct = closed_loop::run(chat.direct.clone(), tp_cfg).await?;
     eprintln!("[bench] throughput, {} workers: gateway", settings.concurrency);
     let sampler = gw.sample_rss(RSS_EVERY);
+    let proxies = ProxyRuntimes::read(&gw, &relay);
     let tp_gateway = closed_loop::run(chat.gateway.clone(), tp_cfg).await?;
     let throughput_peak = sampler.stop().await?;
     gateway_requests += tp_gateway.sent;
     eprintln!("[bench] throughput, {} workers: relay", settings.concurrency);
     let tp_relay = closed_loop::run(chat.relay.clone(), tp_cfg).await?;
+    // Each ran alone, so the other's idle time is tiny beside its saturated run.
+    let throughput_cpu = proxies.per_request(&gw, &relay, (tp_gateway.sent, tp_relay.sent));
     let throughput_interference = probe.since(cpu);
     for (way, r) in [("direct", &tp_direct), ("gateway", &tp_gateway), ("relay", &tp_relay)] {
         if let Some(e) = &r.first_error {
@@ -446,7 +489,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     if let Some(e) = &result.first_error {
         eprintln!("[bench]   {} stream error(s), first: {e}", result.errors);
     }
-    tokio::time::sleep(settings.settle).await;
+    tokio::time::sleep(settings.stream_settle).await;
     let rss_after = gw.rss()?;
     let fds_after = gw.open_fds().ok();
 
@@ -473,6 +516,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         ttfb,
         throughput: Ways { direct: tp_direct, gateway: tp_gateway, relay: tp_relay },
         throughput_interference,
+        throughput_cpu,
         interference,
         memory: Memory { idle_start, throughput_peak, idle_after_load },
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },

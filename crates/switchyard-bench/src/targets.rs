@@ -143,6 +143,148 @@ pub fn check(r: &Results) -> Vec<TargetCheck> {
     out
 }
 
+/// Issue 16: how far the gateway's added p50 may sit above the relay's at the
+/// rates agents send (10 and 100 req/s), ms.
+pub const FLOOR_MARGIN_MS: f64 = 0.05;
+/// Issue 16: the gateway's CPU per request at saturation, as a multiple of the
+/// relay's.
+pub const SATURATED_CPU_RATIO: f64 = 2.0;
+/// Issue 16: CPU per request at 10 req/s, µs.
+pub const LOW_RATE_CPU_US: f64 = 150.0;
+/// Issue 16: throughput as a share of the relay's.
+pub const THROUGHPUT_SHARE: f64 = 0.6;
+/// Issue 16: RSS growth per open stream, bytes.
+pub const STREAM_BYTES_ISSUE16: u64 = 40_000;
+/// Issue 16: RSS after a streams burst, as a share above the idle before it.
+pub const STREAM_RSS_RETURN: f64 = 0.2;
+
+fn floor_check(name: String, gateway_ms: f64, relay_ms: f64, margin: f64) -> TargetCheck {
+    TargetCheck {
+        name,
+        goal: format!("≤ relay + {margin:.2} ms"),
+        measured: format!("{gateway_ms:+.3} ms (relay {relay_ms:+.3} ms)"),
+        verdict: at_most(gateway_ms - relay_ms, margin, "ms", 3),
+    }
+}
+
+fn not_measured(name: String, goal: String, why: &str) -> TargetCheck {
+    TargetCheck { name, goal, measured: "—".into(), verdict: Verdict::NotMeasured(why.into()) }
+}
+
+/// Issue 16's targets: the gateway against the reference relay of the same run.
+pub fn check_floor(r: &Results) -> Vec<TargetCheck> {
+    let mut out = Vec::new();
+    let added = |run: &crate::run::RateRun, relay: bool| {
+        let way = if relay { &run.runs.relay } else { &run.runs.gateway };
+        stats::added_ms(way.latency.p50, run.runs.direct.latency.p50)
+    };
+    for rate in [10, 100] {
+        let name = format!("Added p50 at {rate} req/s");
+        match r.latency.iter().find(|run| run.rate == rate) {
+            Some(run) => out.push(floor_check(name, added(run, false), added(run, true), FLOOR_MARGIN_MS)),
+            None => out.push(not_measured(
+                name,
+                format!("≤ relay + {FLOOR_MARGIN_MS:.2} ms"),
+                "rate not in --rates",
+            )),
+        }
+    }
+    let name = format!("Added p50 at {TARGET_RATE} req/s");
+    match r.latency.iter().find(|run| run.rate == TARGET_RATE) {
+        Some(run) => {
+            let g = added(run, false);
+            out.push(TargetCheck {
+                name,
+                goal: format!("≤ {ADDED_P50_MS:.1} ms"),
+                measured: format!("{g:+.3} ms (relay {:+.3} ms)", added(run, true)),
+                verdict: at_most(g, ADDED_P50_MS, "ms", 3),
+            });
+        }
+        None => out.push(not_measured(name, format!("≤ {ADDED_P50_MS:.1} ms"), "rate not in --rates")),
+    }
+    let name = "CPU per request at saturation".to_owned();
+    let goal = format!("≤ {SATURATED_CPU_RATIO:.0}× the relay's");
+    match r.throughput_cpu {
+        Some(c) => out.push(TargetCheck {
+            name,
+            goal,
+            measured: format!(
+                "{:.1} µs (relay {:.1} µs, {:.2}×)",
+                c.gateway_us,
+                c.relay_us,
+                c.gateway_us / c.relay_us
+            ),
+            verdict: at_most(c.gateway_us, SATURATED_CPU_RATIO * c.relay_us, "µs", 1),
+        }),
+        None => out.push(not_measured(name, goal, "no schedstat")),
+    }
+    let name = "CPU per request at 10 req/s".to_owned();
+    let goal = format!("≤ {LOW_RATE_CPU_US:.0} µs");
+    match r.latency.iter().find(|run| run.rate == 10).and_then(|run| run.cpu) {
+        Some(c) => out.push(TargetCheck {
+            name,
+            goal,
+            measured: format!("{:.1} µs (relay {:.1} µs)", c.gateway_us, c.relay_us),
+            verdict: at_most(c.gateway_us, LOW_RATE_CPU_US, "µs", 1),
+        }),
+        None => out.push(not_measured(name, goal, "10 req/s not in --rates")),
+    }
+    out.push(floor_check(
+        format!("Streaming TTFB added p50 at {} req/s", r.ttfb.rate),
+        added(&r.ttfb, false),
+        added(&r.ttfb, true),
+        FLOOR_MARGIN_MS,
+    ));
+    let t = &r.throughput;
+    let share = t.gateway.rps / t.relay.rps.max(1.0);
+    out.push(TargetCheck {
+        name: "Maximum throughput".into(),
+        goal: format!("≥ {:.0} % of the relay's", THROUGHPUT_SHARE * 100.0),
+        measured: format!("{:.0} req/s (relay {:.0}, {:.0} %)", t.gateway.rps, t.relay.rps, share * 100.0),
+        verdict: if share >= THROUGHPUT_SHARE {
+            Verdict::Met(format!("{:.0} points over", (share - THROUGHPUT_SHARE) * 100.0))
+        } else {
+            Verdict::Missed(format!("short by {:.0} points", (THROUGHPUT_SHARE - share) * 100.0))
+        },
+    });
+    let s = &r.streams;
+    let n = s.result.requested.max(1) as u64;
+    let per_stream = s.rss_peak.saturating_sub(s.rss_before) / n;
+    let back = s.rss_after as f64 / s.rss_before.max(1) as f64 - 1.0;
+    let settled = r.settings.stream_settle.as_secs_f64();
+    out.push(TargetCheck {
+        name: format!("{} concurrent streams", s.result.requested),
+        goal: format!(
+            "0 errors, ≤ {} KB RSS per open stream, RSS within {:.0} % of idle {settled:.0} s after",
+            STREAM_BYTES_ISSUE16 / 1000,
+            STREAM_RSS_RETURN * 100.0
+        ),
+        measured: format!(
+            "{} errors, {:.1} KB per stream, {:+.0} % of idle after",
+            s.result.errors,
+            per_stream as f64 / 1e3,
+            back * 100.0
+        ),
+        verdict: if s.result.errors > 0 || s.result.completed < s.result.requested {
+            Verdict::Missed(format!("{} stream(s) failed", s.result.requested - s.result.completed))
+        } else if per_stream > STREAM_BYTES_ISSUE16 {
+            Verdict::Missed(format!(
+                "{:.1} KB per stream over",
+                (per_stream - STREAM_BYTES_ISSUE16) as f64 / 1e3
+            ))
+        } else if back > STREAM_RSS_RETURN {
+            Verdict::Missed(format!("RSS {:.0} % above idle after the burst", back * 100.0))
+        } else {
+            Verdict::Met(format!(
+                "{:.1} KB per stream under; RSS back within {:.0} %",
+                (STREAM_BYTES_ISSUE16 - per_stream) as f64 / 1e3,
+                back.max(0.0) * 100.0
+            ))
+        },
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

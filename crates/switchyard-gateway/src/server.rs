@@ -23,7 +23,7 @@ use crate::conn::ConnectionOptions;
 use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
-use crate::request_log::{FLUSH_TIMEOUT, spawn_writer};
+use crate::request_log::{FLUSH_TIMEOUT, RequestLogSink, spawn_writer};
 use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
 use crate::secrets::generate_secret;
@@ -188,6 +188,7 @@ impl Gateway {
         .await
         .map_err(|e| anyhow::anyhow!(e.message))?;
         let claude_wall = Arc::new(ClaudeWall::new());
+        let log = RequestLogSink::new();
         let management = ManagementService::new(
             store.clone(),
             routing.clone(),
@@ -197,7 +198,8 @@ impl Gateway {
             resilience.clone(),
             claude_wall.clone(),
             control.clone(),
-        );
+        )
+        .with_log(log.clone());
         management.reload().await.map_err(|e| anyhow::anyhow!(e.message))?;
         let known: Vec<String> = routing.load().by_id.keys().cloned().collect();
         resilience.restore(&known).await.map_err(|e| anyhow::anyhow!(e.message))?;
@@ -208,8 +210,7 @@ impl Gateway {
         // Leases loaded from the store that the configuration no longer allows end now.
         management.reconcile_leases_now().await.map_err(|e| anyhow::anyhow!(e.message))?;
 
-        let (log, log_writer) =
-            spawn_writer(store.clone(), config.log_retention_rows, shutdown.child_token());
+        let log_writer = spawn_writer(&log, store.clone(), config.log_retention_rows, shutdown.child_token());
         // Its own token: cancelled once in-flight requests are done, so pins made
         // while they drain are written too.
         let pin_shutdown = CancellationToken::new();

@@ -3,6 +3,7 @@
 //! own wire format.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
@@ -152,11 +153,12 @@ async fn prepare_and_forward(
     if ep.upstream == UpstreamEndpoint::CountTokens {
         // Only Anthropic counts tokens; without an Anthropic connection the gateway
         // answers with its documented estimate.
-        plan.candidates.retain(|c| c.connection.api_format == ApiFormat::Anthropic);
+        // A copy: the plan is shared with every request for this model.
+        Arc::make_mut(&mut plan).candidates.retain(|c| c.connection.api_format == ApiFormat::Anthropic);
         if plan.candidates.is_empty() {
             return Ok(count_tokens_estimate(&body));
         }
-    } else if plan.candidates.iter().any(|c| !c.connection.api_format.serves_natively(ep.format)) {
+    } else if plan.translates {
         translation::check(ep.format, body.tree()).map_err(|e| {
             Rendered(
                 GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}")),

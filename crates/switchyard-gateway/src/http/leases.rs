@@ -9,6 +9,7 @@
 //! the owner token.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
@@ -216,7 +217,7 @@ fn plan_any_format(
     table: &RoutingTable,
     model: &str,
     key: &ClientKey,
-) -> Result<CandidatePlan, GatewayError> {
+) -> Result<Arc<CandidatePlan>, GatewayError> {
     table.plan(model, ClientFormat::AnthropicMessages, Some(key))
 }
 

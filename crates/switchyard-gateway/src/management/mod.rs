@@ -29,6 +29,7 @@ mod resilience_ops;
 mod routes;
 pub mod validate;
 
+use crate::request_log::RequestLogSink;
 use std::sync::Arc;
 
 use switchyard_types::ErrorCode;
@@ -103,6 +104,8 @@ pub struct ManagementService {
     control: Arc<Control>,
     /// Serializes every read-modify-write of a management document.
     write_lock: Arc<tokio::sync::Mutex<()>>,
+    /// The request log's buffer, flushed before the log is read.
+    log: RequestLogSink,
     /// A batch service rebuilds the routing snapshot only when asked
     /// ([`ManagementService::reload_now`]), not after every write.
     defer_reload: bool,
@@ -132,8 +135,15 @@ impl ManagementService {
             claude_wall,
             control,
             write_lock: Arc::new(tokio::sync::Mutex::new(())),
+            log: RequestLogSink::new(),
             defer_reload: false,
         }
+    }
+
+    /// The same service reading the request log that `log` buffers (it flushes
+    /// the buffer before every read of the log).
+    pub fn with_log(self, log: RequestLogSink) -> ManagementService {
+        ManagementService { log, ..self }
     }
 
     /// The same service writing through `store` (a batch store: every write joins

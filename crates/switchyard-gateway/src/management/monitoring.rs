@@ -89,6 +89,7 @@ impl ManagementService {
         if !issues.is_empty() {
             return Err(GatewayError::validation(issues.0));
         }
+        self.log.flush().await;
         Ok(self.store.list_attempts(limit, query.before_id.map(|b| b as i64)).await?)
     }
 
@@ -108,11 +109,13 @@ impl ManagementService {
         if !issues.is_empty() {
             return Err(GatewayError::validation(issues.0));
         }
+        self.log.flush().await;
         Ok(self.store.list_requests(&query).await?)
     }
 
     /// `GET /api/requests/{id}`: one request, its attempts and its route.
     pub async fn request_detail(&self, request_id: &str) -> MgmtResult<RequestDetailView> {
+        self.log.flush().await;
         let (request, route) = self.store.get_request(request_id).await?.ok_or_else(|| {
             GatewayError::new(
                 ErrorCode::NotFound,

@@ -5,6 +5,7 @@
 //! reached the client there is no failover: the client retries the whole request.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use axum::response::Response;
 use http::HeaderMap;
@@ -45,7 +46,7 @@ pub struct ForwardRequest {
     /// The validated body.
     pub body: ClientBody,
     /// The candidates.
-    pub plan: CandidatePlan,
+    pub plan: Arc<CandidatePlan>,
     /// The client key's id.
     pub api_key_id: Option<String>,
     /// Id shared by the attempts.

@@ -122,6 +122,9 @@ impl Drop for Trace {
     }
 }
 
+/// Candidates never reached that a route lists at most.
+const LISTED_UNREACHED: usize = 8;
+
 impl Trace {
     /// A trace for `req`, starting now; `sink` gets its row even if it is dropped.
     pub fn new(req: &ForwardRequest, sink: &RequestLogSink, at: UnixMillis) -> Trace {
@@ -172,8 +175,16 @@ impl Trace {
             }
             self.set(i, CandidateFate::NotReached, None);
         }
-        for &i in eligible.iter().filter(|i| !order.contains(i)) {
-            self.set(i, CandidateFate::Leased, Some("held by another agent's exclusive lease".to_owned()));
+        // Eligible but not in the order: another agent's lease holds them (`ranks`
+        // marks what is in the order, so this stays linear in the candidates).
+        for &i in eligible {
+            if self.ranks.get(i).is_some_and(Option::is_none) {
+                self.set(
+                    i,
+                    CandidateFate::Leased,
+                    Some("held by another agent's exclusive lease".to_owned()),
+                );
+            }
         }
     }
 
@@ -217,10 +228,20 @@ impl Trace {
             (false, _) => RequestOutcome::Failed,
         };
         let plan = &req.plan;
+        // Every candidate that was tried, excluded or held is listed; of those never
+        // reached only the first few (a pool of 200 would otherwise write 200
+        // entries per request, for nothing that happened to them).
+        let mut unreached = 0_usize;
         let candidates = plan
             .candidates
             .iter()
             .enumerate()
+            .filter(|(i, _)| {
+                let reached =
+                    self.fates.get(*i).is_some_and(|f| f.0.is_some_and(|f| f != CandidateFate::NotReached));
+                unreached += usize::from(!reached);
+                reached || unreached <= LISTED_UNREACHED
+            })
             .map(|(i, c)| {
                 let (fate, reason) = self.fates.get(i).cloned().unwrap_or((None, None));
                 RouteCandidateView {
@@ -233,6 +254,12 @@ impl Trace {
                 }
             })
             .collect();
+        if unreached > LISTED_UNREACHED {
+            self.notes.push(format!(
+                "{} more candidate(s) were not needed and are not listed",
+                unreached - LISTED_UNREACHED
+            ));
+        }
         let resolved_as = match &plan.kind {
             RouteKind::Combo(name) => format!("combo '{name}'"),
             RouteKind::Alias(name) => format!("alias '{name}'"),

@@ -6,6 +6,7 @@
 //! writes rebuild it from the store after committing.
 
 pub mod connection;
+mod memo;
 mod resolve;
 mod table;
 

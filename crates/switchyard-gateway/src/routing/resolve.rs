@@ -5,6 +5,7 @@
 //! Pure over the routing snapshot: no I/O, no clock. Fail-closed: an ambiguous or
 //! unknown name is an error, never a guess.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use switchyard_types::api::ComboStrategy;
@@ -45,8 +46,13 @@ pub struct CandidatePlan {
     pub combo: Option<String>,
     /// How the candidates are ordered per request (`priority` outside combos).
     pub strategy: ComboStrategy,
+    /// How many targets the name resolved to (before connections were chosen).
+    pub targets: usize,
     /// Candidates in listed order; never empty.
     pub candidates: Vec<Candidate>,
+    /// Whether some candidate needs the request translated from the client's
+    /// format (the body is then checked for translatability up front).
+    pub translates: bool,
 }
 
 /// A resolved target before connections are chosen.
@@ -191,14 +197,40 @@ impl RoutingTable {
         self.resolve_plain(name).map(|t| (RouteKind::Direct, t))
     }
 
-    /// Builds the candidate plan for `model` as sent by a client of `format`,
-    /// restricted to what `key` may use.
+    /// The candidate plan for `model` as sent by a client of `format`, restricted to
+    /// what `key` may use.
+    ///
+    /// A name's plan is built once per routing snapshot and format and shared by
+    /// every request after (the snapshot is rebuilt on any change, and its memo
+    /// with it), so a request pays a map lookup, not a pass over the connections;
+    /// only a key limited to some connections filters a copy.
     pub fn plan(
         &self,
         model: &str,
         format: ClientFormat,
         key: Option<&ClientKey>,
-    ) -> Result<CandidatePlan, GatewayError> {
+    ) -> Result<Arc<CandidatePlan>, GatewayError> {
+        let full = match self.plans.get(model, format) {
+            Some(plan) => plan,
+            None => {
+                let plan = Arc::new(self.build_plan(model, format)?);
+                self.plans.insert(model, format, plan.clone());
+                plan
+            }
+        };
+        let Some(key) = key.filter(|k| !k.allowed_connections.is_empty()) else { return Ok(full) };
+        let candidates: Vec<Candidate> =
+            full.candidates.iter().filter(|c| key.allows(&c.connection.id)).cloned().collect();
+        if candidates.is_empty() {
+            return Err(self.nothing_executable(model, full.targets, true));
+        }
+        let translates = candidates.iter().any(|c| !c.connection.api_format.serves_natively(format));
+        Ok(Arc::new(CandidatePlan { candidates, translates, ..CandidatePlan::clone(&full) }))
+    }
+
+    /// [`RoutingTable::plan`] for every key: the enabled connections of every
+    /// target, de-duplicated in one pass, each target's in priority order.
+    fn build_plan(&self, model: &str, format: ClientFormat) -> Result<CandidatePlan, GatewayError> {
         let Some((kind, targets)) = self.resolve_targets(model) else {
             return Err(self.unknown_model(model));
         };
@@ -212,19 +244,15 @@ impl RoutingTable {
         let strategy =
             combo.as_ref().and_then(|c| self.combos.get(c)).map_or(ComboStrategy::Priority, |c| c.strategy);
         let mut candidates: Vec<Candidate> = Vec::new();
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
         for target in &targets {
             let conns = self.by_provider.get(&target.provider).map(Vec::as_slice).unwrap_or(&[]);
             let first = candidates.len();
             for conn in conns {
-                if !conn.enabled
-                    || target.connection.as_ref().is_some_and(|pin| pin != &conn.id)
-                    || key.is_some_and(|k| !k.allows(&conn.id))
-                {
+                if !conn.enabled || target.connection.as_ref().is_some_and(|pin| pin != &conn.id) {
                     continue;
                 }
-                let duplicate =
-                    candidates.iter().any(|c| c.connection.id == conn.id && c.model == target.model);
-                if !duplicate {
+                if seen.insert((conn.id.as_str(), target.model.as_str())) {
                     candidates.push(Candidate {
                         connection: conn.clone(),
                         model: target.model.clone(),
@@ -237,22 +265,22 @@ impl RoutingTable {
             candidates[first..]
                 .sort_by_key(|c| (c.connection.priority, !c.connection.api_format.serves_natively(format)));
         }
-        if !candidates.is_empty() {
-            return Ok(CandidatePlan { kind, combo, strategy, candidates });
+        if candidates.is_empty() {
+            return Err(self.nothing_executable(model, targets.len(), false));
         }
-        Err(GatewayError::new(
+        let translates = candidates.iter().any(|c| !c.connection.api_format.serves_natively(format));
+        Ok(CandidatePlan { kind, combo, strategy, targets: targets.len(), candidates, translates })
+    }
+
+    fn nothing_executable(&self, model: &str, targets: usize, by_key: bool) -> GatewayError {
+        GatewayError::new(
             ErrorCode::NoExecutableTargets,
             format!(
-                "model '{model}' resolves to {} target(s), but no enabled connection may \
+                "model '{model}' resolves to {targets} target(s), but no enabled connection may \
                  serve them{}",
-                targets.len(),
-                if key.is_some_and(|k| !k.allowed_connections.is_empty()) {
-                    " with this API key's allowed connections"
-                } else {
-                    ""
-                }
+                if by_key { " with this API key's allowed connections" } else { "" }
             ),
-        ))
+        )
     }
 
     fn unknown_model(&self, model: &str) -> GatewayError {

@@ -8,6 +8,7 @@ use switchyard_resilience::flow::FlowControl;
 use switchyard_types::api::{ComboStrategy, ComboTarget, GatewaySettings};
 
 use super::connection::Connection;
+use super::memo::PlanMemo;
 use crate::secrets::{KeyHash, parse_hash_hex};
 use crate::store::{AliasRecord, ApiKeyRecord, ComboRecord, ConnectionRecord};
 
@@ -55,6 +56,8 @@ pub struct RoutingTable {
     pub client_keys: HashMap<KeyHash, Arc<ClientKey>>,
     /// Gateway-wide settings (client auth policy).
     pub gateway: GatewaySettings,
+    /// Plans already built from this snapshot.
+    pub plans: PlanMemo,
 }
 
 impl RoutingTable {

@@ -1,14 +1,21 @@
 //! The `client_requests` table: one row per client request with its final outcome
 //! and route (the agent's view); the attempts stay in `request_log`.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
-use switchyard_types::requests::{
-    RequestCountsView, RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView,
-};
+use switchyard_types::requests::{RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView};
 
+use super::multi_insert::{MultiInsert, chunks};
 use super::{Store, StoreError, StoreResult};
+
+/// The client requests' insert.
+static REQUEST_INSERT: MultiInsert = MultiInsert::new(
+    "INSERT INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, error_code, \
+     connection_id, attempts, failed_attempts, latency_ms, route_json) VALUES ",
+    13,
+    " ON CONFLICT (request_id) DO NOTHING",
+);
 
 /// One client request, as written by the log writer.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,47 +91,35 @@ fn entry(r: &AnyRow) -> RequestEntryView {
 }
 
 impl Store {
-    /// Appends client requests in one transaction.
-    pub async fn insert_requests(&self, rows: &[RequestLogRow]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
+    /// Appends client requests inside the log writer's transaction, in multi-row
+    /// statements. A repeated request id is ignored (ids are random: it does not
+    /// happen, and the per-minute counts assume it).
+    pub(super) async fn insert_requests(
+        tx: &mut Transaction<'static, Any>,
+        rows: &[RequestLogRow],
+    ) -> StoreResult<()> {
+        for chunk in chunks(rows) {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len())));
+            for r in chunk {
+                let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
+                query = query
+                    .bind(r.request_id.as_str())
+                    .bind(r.at.0)
+                    .bind(r.api_key_id.as_deref())
+                    .bind(r.route)
+                    .bind(r.model.as_str())
+                    .bind(i64::from(r.status))
+                    .bind(outcome_name(r.outcome))
+                    .bind(r.error_code.as_deref())
+                    .bind(r.connection_id.as_deref())
+                    .bind(i64::from(r.attempts))
+                    .bind(i64::from(r.failed_attempts))
+                    .bind(i64::from(r.latency_ms))
+                    .bind(trace);
+            }
+            query.execute(&mut **tx).await?;
         }
-        let mut tx = self.pool.begin().await?;
-        for r in rows {
-            let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
-            sqlx::query(
-                "INSERT INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, \
-                 error_code, connection_id, attempts, failed_attempts, latency_ms, route_json) \
-                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (request_id) DO NOTHING",
-            )
-            .bind(&r.request_id)
-            .bind(r.at.0)
-            .bind(&r.api_key_id)
-            .bind(r.route)
-            .bind(&r.model)
-            .bind(i64::from(r.status))
-            .bind(outcome_name(r.outcome))
-            .bind(&r.error_code)
-            .bind(&r.connection_id)
-            .bind(i64::from(r.attempts))
-            .bind(i64::from(r.failed_attempts))
-            .bind(i64::from(r.latency_ms))
-            .bind(trace)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
         Ok(())
-    }
-
-    /// Deletes all but the newest `keep` requests.
-    pub async fn prune_requests(&self, keep: u32) -> StoreResult<u64> {
-        let done =
-            sqlx::query("DELETE FROM client_requests WHERE id <= (SELECT MAX(id) FROM client_requests) - $1")
-                .bind(i64::from(keep))
-                .execute(&self.pool)
-                .await?;
-        Ok(done.rows_affected())
     }
 
     /// Requests matching `q`, newest first.
@@ -201,32 +196,5 @@ impl Store {
                 source,
             })?;
         Ok(Some((entry(&row), trace)))
-    }
-
-    /// Client requests since `since`, by outcome, with their attempts.
-    pub async fn count_requests(&self, since: UnixMillis) -> StoreResult<RequestCountsView> {
-        let row = sqlx::query(
-            "SELECT CAST(COUNT(*) AS BIGINT) AS requests, \
-                    CAST(COALESCE(SUM(CASE WHEN outcome = 'served' THEN 1 ELSE 0 END), 0) AS BIGINT) AS served, \
-                    CAST(COALESCE(SUM(CASE WHEN outcome = 'served-after-failover' THEN 1 ELSE 0 END), 0) AS BIGINT) \
-                      AS absorbed, \
-                    CAST(COALESCE(SUM(CASE WHEN outcome NOT IN ('served', 'served-after-failover') THEN 1 ELSE 0 END), \
-                      0) AS BIGINT) AS errors, \
-                    CAST(COALESCE(SUM(attempts), 0) AS BIGINT) AS attempts, \
-                    CAST(COALESCE(SUM(failed_attempts), 0) AS BIGINT) AS failed_attempts \
-             FROM client_requests WHERE at >= $1",
-        )
-        .bind(since.0)
-        .fetch_one(&self.pool)
-        .await?;
-        let get = |name: &str| u32::try_from(row.get::<i64, _>(name)).unwrap_or(u32::MAX);
-        Ok(RequestCountsView {
-            requests: get("requests"),
-            served: get("served"),
-            served_after_failover: get("absorbed"),
-            errors: get("errors"),
-            attempts: get("attempts"),
-            failed_attempts: get("failed_attempts"),
-        })
     }
 }

@@ -18,7 +18,9 @@ mod api_keys;
 mod client_requests;
 mod connections;
 mod leases;
+mod multi_insert;
 mod request_log;
+mod request_stats;
 mod resilience_state;
 mod routing_tables;
 mod session_pins;
@@ -37,7 +39,8 @@ pub use api_keys::ApiKeyRecord;
 pub use client_requests::RequestLogRow;
 pub use connections::ConnectionRecord;
 pub use leases::{AcquireOutcome, LeaseHolder, LeaseRow, LeaseSlot, LeaseState, TransitionOutcome};
-pub use request_log::AttemptLogRow;
+pub use request_log::{AttemptLogRow, LogBatch};
+pub use request_stats::{MINUTE_MS, SummaryCounts};
 pub use resilience_state::{StateRow, StateWrite};
 pub use routing_tables::{AliasRecord, ComboRecord};
 pub use session_pins::PinRow;
@@ -101,8 +104,12 @@ fn stale_unless(rows: u64, what: impl FnOnce() -> String, expected: Option<i64>)
     }
 }
 
-/// `PRAGMA user_version` once the one-time vacuum for `secure_delete` has run.
-const SCRUBBED_USER_VERSION: i64 = 1;
+/// `PRAGMA user_version` once the one-time vacuum for `secure_delete` has run (1),
+/// and since that vacuum also switched the file to `auto_vacuum = INCREMENTAL` (2).
+const SCRUBBED_USER_VERSION: i64 = 2;
+
+/// Free pages (4 KB each) below which [`Store::reclaim`] leaves the file as it is.
+const RECLAIM_MIN_PAGES: i64 = 1_024;
 
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "switchyard.sqlite";
@@ -217,18 +224,43 @@ impl Store {
     }
 
     /// Rewrites the file once (`VACUUM`, which cannot run inside the migrations'
-    /// transactions) so free pages from before `secure_delete` hold no old secret;
-    /// `user_version` records that it ran.
+    /// transactions) so free pages from before `secure_delete` hold no old secret,
+    /// and so the file is in `auto_vacuum = INCREMENTAL` mode (a mode only a
+    /// `VACUUM` can switch an existing file to): pages retention frees can then be
+    /// given back to the file system ([`Store::reclaim`]). `user_version` records
+    /// that it ran. On a new, empty file it costs a few milliseconds.
     async fn vacuum_once(&self) -> StoreResult<()> {
         let done: i64 = sqlx::query_scalar("PRAGMA user_version").fetch_one(&self.pool).await?;
         if done >= SCRUBBED_USER_VERSION {
             return Ok(());
         }
-        sqlx::query("VACUUM").execute(&self.pool).await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {SCRUBBED_USER_VERSION}")))
-            .execute(&self.pool)
-            .await?;
+        // One connection: the mode set by the pragma is what this VACUUM applies.
+        let mut conn = self.pool.acquire().await?;
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL").await?;
+        conn.execute("VACUUM").await?;
+        conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {SCRUBBED_USER_VERSION}"))).await?;
+        drop(conn);
         self.scrub().await
+    }
+
+    /// After retention deleted many rows: when much of the file is free pages
+    /// (over a quarter, and over 4 MB: a retention that just caught up with a
+    /// large log, not the steady state, where new rows reuse the pages old ones
+    /// freed), gives them back to the file system (`incremental_vacuum`; the file
+    /// shrinks) and truncates the write-ahead log. Returns whether it did. A
+    /// Postgres server reclaims space itself (autovacuum).
+    pub async fn reclaim(&self) -> StoreResult<bool> {
+        if self.batch || self.backend == Backend::Postgres {
+            return Ok(false);
+        }
+        let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.pool).await?;
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.pool).await?;
+        if free < RECLAIM_MIN_PAGES || free * 4 < pages {
+            return Ok(false);
+        }
+        sqlx::query("PRAGMA incremental_vacuum").execute(&self.pool).await?;
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
+        Ok(true)
     }
 
     /// Checkpoints and truncates the write-ahead log after a secret was replaced or
@@ -331,7 +363,8 @@ async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<An
                     Box::pin(async move {
                         conn.execute(
                         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
-                             PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+                             PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; \
+                             PRAGMA journal_size_limit = 16777216;",
                     )
                     .await?;
                         Ok(())

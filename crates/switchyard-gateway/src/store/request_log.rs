@@ -4,7 +4,9 @@ use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 
-use super::{Store, StoreResult};
+use super::multi_insert::{MultiInsert, chunks};
+use super::request_stats::StatsDelta;
+use super::{RequestLogRow, Store, StoreResult};
 
 /// One attempt, as written by the log writer.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,64 +49,116 @@ macro_rules! select_rows {
     };
 }
 
-/// Attempt counts over two windows ending now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttemptCounts {
-    /// Attempts in the short window.
-    pub recent: u32,
-    /// Of those, failed.
-    pub recent_failed: u32,
-    /// Attempts in the long window.
-    pub since: u32,
-    /// Of those, failed.
-    pub since_failed: u32,
+/// The attempt rows' insert.
+static ATTEMPT_INSERT: MultiInsert = MultiInsert::new(
+    "INSERT INTO request_log (at, request_id, api_key_id, route, provider, connection_id, model, status, \
+     latency_ms, bytes, error_kind, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) VALUES ",
+    15,
+    "",
+);
+
+/// Rows one retention transaction deletes at most.
+pub const PRUNE_CHUNK: i64 = 2_000;
+
+/// One flush of the log writer: attempts, client requests and what they add to
+/// the per-minute counts, written in one transaction.
+#[derive(Debug, Default)]
+pub struct LogBatch {
+    /// Upstream attempts.
+    pub attempts: Vec<AttemptLogRow>,
+    /// Client requests.
+    pub requests: Vec<RequestLogRow>,
+    /// Their per-minute counts.
+    pub stats: StatsDelta,
+}
+
+impl LogBatch {
+    /// Adds an attempt.
+    pub fn push_attempt(&mut self, row: AttemptLogRow) {
+        self.stats.attempt(&row);
+        self.attempts.push(row);
+    }
+
+    /// Adds a client request.
+    pub fn push_request(&mut self, row: RequestLogRow) {
+        self.stats.request(&row);
+        self.requests.push(row);
+    }
+
+    /// Rows in the batch.
+    pub fn len(&self) -> usize {
+        self.attempts.len() + self.requests.len()
+    }
+
+    /// Whether the batch holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Store {
-    /// Appends a batch of rows in one transaction. One single-row statement, prepared
-    /// once and cached by sqlx, serves every row: a multi-row `VALUES` list would have
-    /// a different text (and a separately cached statement) for every batch size.
-    pub async fn insert_attempts(&self, rows: &[AttemptLogRow]) -> StoreResult<()> {
-        if rows.is_empty() {
+    /// Writes a batch in one transaction: its attempts, its client requests and
+    /// their per-minute counts land together or not at all. Rows go in multi-row
+    /// statements of fixed sizes (see `multi_insert`).
+    pub async fn write_log(&self, batch: &LogBatch) -> StoreResult<()> {
+        if batch.is_empty() {
             return Ok(());
         }
         let mut tx = self.pool.begin().await?;
-        for r in rows {
-            sqlx::query(
-                "INSERT INTO request_log (at, request_id, api_key_id, route, provider, \
-                 connection_id, model, status, latency_ms, bytes, error_kind, input_tokens, \
-                 output_tokens, cache_read_tokens, cache_write_tokens) \
-                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
-            )
-            .bind(r.at.0)
-            .bind(&r.request_id)
-            .bind(&r.api_key_id)
-            .bind(r.route)
-            .bind(&r.provider)
-            .bind(&r.connection_id)
-            .bind(&r.model)
-            .bind(r.status.map(i64::from))
-            .bind(i64::from(r.latency_ms))
-            .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
-            .bind(&r.error_kind)
-            .bind(r.tokens.map(|t| i64::from(t.input)))
-            .bind(r.tokens.map(|t| i64::from(t.output)))
-            .bind(r.tokens.map(|t| i64::from(t.cache_read)))
-            .bind(r.tokens.map(|t| i64::from(t.cache_write)))
-            .execute(&mut *tx)
-            .await?;
+        for rows in chunks(&batch.attempts) {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len())));
+            for r in rows {
+                query = query
+                    .bind(r.at.0)
+                    .bind(&r.request_id)
+                    .bind(&r.api_key_id)
+                    .bind(r.route)
+                    .bind(&r.provider)
+                    .bind(&r.connection_id)
+                    .bind(&r.model)
+                    .bind(r.status.map(i64::from))
+                    .bind(i64::from(r.latency_ms))
+                    .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
+                    .bind(&r.error_kind)
+                    .bind(r.tokens.map(|t| i64::from(t.input)))
+                    .bind(r.tokens.map(|t| i64::from(t.output)))
+                    .bind(r.tokens.map(|t| i64::from(t.cache_read)))
+                    .bind(r.tokens.map(|t| i64::from(t.cache_write)));
+            }
+            query.execute(&mut *tx).await?;
         }
+        Store::insert_requests(&mut tx, &batch.requests).await?;
+        Store::add_stats(&mut tx, &batch.stats).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// Deletes all but the newest `keep` rows.
-    pub async fn prune_attempts(&self, keep: u32) -> StoreResult<u64> {
-        let done = sqlx::query("DELETE FROM request_log WHERE id <= (SELECT MAX(id) FROM request_log) - $1")
-            .bind(i64::from(keep))
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected())
+    /// Retention: deletes all but the newest `keep` attempts and `keep` client
+    /// requests, oldest first, [`PRUNE_CHUNK`] rows per transaction. Small
+    /// transactions keep the write-ahead log small (one statement deleting a
+    /// million rows grew it by 143 MB) and let the log writer and management writes
+    /// in between. Returns the rows deleted.
+    pub async fn prune_log(&self, keep: u32) -> StoreResult<u64> {
+        let mut deleted = 0;
+        for table in ["request_log", "client_requests"] {
+            let sql = format!(
+                "DELETE FROM {table} WHERE id IN (SELECT id FROM {table} \
+                 WHERE id <= (SELECT MAX(id) FROM {table}) - $1 ORDER BY id LIMIT $2)"
+            );
+            loop {
+                let done = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .bind(i64::from(keep))
+                    .bind(PRUNE_CHUNK)
+                    .execute(&self.pool)
+                    .await?;
+                deleted += done.rows_affected();
+                if done.rows_affected() < PRUNE_CHUNK as u64 {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+        Ok(deleted)
     }
 
     /// Newest rows first, at most `limit`, optionally only ids below `before_id`.
@@ -137,34 +191,6 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| row_view(r).map_err(Into::into)).collect()
-    }
-
-    /// Attempts (and failed attempts) started at or after `recent`, and at or after
-    /// `since` (`since <= recent`), in one scan of the bounded table (no index on
-    /// `at`, to keep inserts cheap): milliseconds.
-    pub async fn count_attempts(&self, recent: UnixMillis, since: UnixMillis) -> StoreResult<AttemptCounts> {
-        let row = sqlx::query(
-            "SELECT CAST(COALESCE(SUM(CASE WHEN at >= $1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS recent, \
-                    CAST(COALESCE(SUM(CASE WHEN at >= $2 AND error_kind IS NOT NULL THEN 1 ELSE 0 END), 0) AS BIGINT) \
-                      AS recent_failed, \
-                    CAST(COUNT(*) AS BIGINT) AS total, CAST(COUNT(error_kind) AS BIGINT) AS failed \
-             FROM request_log WHERE at >= $3",
-        )
-        .bind(recent.0)
-        .bind(recent.0)
-        .bind(since.0)
-        .fetch_one(&self.pool)
-        .await?;
-        let get = |name: &str| -> StoreResult<u32> {
-            let n: i64 = row.try_get(name)?;
-            Ok(u32::try_from(n).unwrap_or(u32::MAX))
-        };
-        Ok(AttemptCounts {
-            recent: get("recent")?,
-            recent_failed: get("recent_failed")?,
-            since: get("total")?,
-            since_failed: get("failed")?,
-        })
     }
 }
 
