@@ -147,9 +147,10 @@ impl GatewayProcess {
             );
         }
         let data_dir = tempfile::Builder::new().prefix("switchyard-bench-").tempdir()?;
+        let dir = data_dir.path().to_path_buf();
         GatewayProcess::spawn(
             bin,
-            data_dir.path(),
+            &dir,
             config_toml(fast, slow, flow) + extra_toml,
             extra_args,
             Some(data_dir),
