@@ -37,6 +37,11 @@ pub const SLOW_MODEL: &str = "claude-slow";
 /// Chat model on a connection whose connection and model caps are set far above
 /// any load (the gates' cost without waiting).
 pub const GATED_MODEL: &str = "bench-gated";
+/// Chat model served by [`POOL_SIZE`] connections of one provider (issue 16's
+/// scaling check), all to the fast upstream.
+pub const POOL_MODEL: &str = "bench-pool";
+/// Connections serving [`POOL_MODEL`].
+pub const POOL_SIZE: usize = 200;
 /// Chat model on a connection capped at [`crate::flow::SATURATED_CAP`].
 pub const CAPPED_MODEL: &str = "bench-capped";
 
@@ -54,7 +59,8 @@ pub struct GatewayProcess {
 /// The config file: one client key, the fast upstream in both formats, and the
 /// slow upstream as its own Anthropic-format provider; with `flow`, also the two
 /// flow-control connections (gated, capped). A baseline build from before flow
-/// control would refuse their `rate_limit_overrides`, so it gets the file without.
+/// control would refuse their `rate_limit_overrides`, so it gets the file without
+/// (and without the [`POOL_SIZE`] pool connections, which only the scaling check uses).
 fn config_toml(fast: SocketAddr, slow: SocketAddr, flow: bool) -> String {
     let mut text = format!(
         r#"[[api_keys]]
@@ -108,6 +114,19 @@ max_concurrent = {cap}
 "#,
             cap = crate::flow::SATURATED_CAP
         ));
+        for i in 0..POOL_SIZE {
+            text.push_str(&format!(
+                r#"
+[[connections]]
+id = "pool-{i:03}"
+provider = "pool"
+api_format = "openai"
+api_key = "upstream-key"
+base_url = "http://{fast}/v1"
+models = ["{POOL_MODEL}"]
+"#
+            ));
+        }
     }
     text
 }
@@ -359,10 +378,10 @@ mod tests {
     }
 
     #[test]
-    fn config_parses_as_toml_with_five_connections() -> anyhow::Result<()> {
+    fn config_parses_as_toml_with_the_flow_and_pool_connections() -> anyhow::Result<()> {
         let (fast, slow) = ("127.0.0.1:1".parse()?, "127.0.0.1:2".parse()?);
         let doc: toml::Table = toml::from_str(&config_toml(fast, slow, true))?;
-        assert_eq!(doc["connections"].as_array().map(Vec::len), Some(5));
+        assert_eq!(doc["connections"].as_array().map(Vec::len), Some(5 + POOL_SIZE));
         assert_eq!(doc["connections"][0]["base_url"].as_str(), Some("http://127.0.0.1:1/v1"));
         assert_eq!(doc["connections"][2]["base_url"].as_str(), Some("http://127.0.0.1:2"));
         let gated = &doc["connections"][3]["rate_limit_overrides"]["model_concurrency"][GATED_MODEL];

@@ -21,6 +21,7 @@ mod open_loop;
 mod relay;
 mod report;
 mod run;
+mod scaling;
 mod soak;
 mod stats;
 mod streams;
@@ -218,7 +219,8 @@ impl Cli {
             concurrency: self.concurrency.max(1),
             streams: self.streams,
             stream_rate: self.stream_rate.max(1),
-            slow_frames: 31,
+            // 6 s streams: long enough that all of 5,000 are open at once.
+            slow_frames: 61,
             slow_interval: Duration::from_millis(100),
             timeout: Duration::from_secs(10),
             settle: Duration::from_secs(3),

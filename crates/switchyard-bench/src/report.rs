@@ -123,6 +123,7 @@ pub fn markdown(r: &Results) -> String {
     memory_table(&mut out, r);
     streams_table(&mut out, r);
     crate::flow::markdown(&r.flow, &mut out);
+    crate::scaling::markdown(&r.scaling, &mut out);
     generator_table(&mut out, r);
     out
 }
@@ -500,9 +501,9 @@ fn streams_table(out: &mut String, r: &Results) {
     let _ = writeln!(out, "| RSS before | {} MB |", mb(s.rss_before));
     let _ = writeln!(
         out,
-        "| RSS peak during | {} MB (+{:.1} KB per stream) |",
+        "| RSS peak during | {} MB (+{:.1} KB per stream open at once) |",
         mb(s.rss_peak),
-        s.rss_peak.saturating_sub(s.rss_before) as f64 / 1e3 / x.requested.max(1) as f64
+        s.rss_peak.saturating_sub(s.rss_before) as f64 / 1e3 / x.max_open.max(1) as f64
     );
     let _ = writeln!(
         out,

@@ -32,6 +32,7 @@ use crate::gateway::{self, GatewayProcess};
 use crate::machine::{CpuProbe, Interference, Machine, Runtime};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
 use crate::relay::RelayProcess;
+use crate::scaling::{self, ScalingPhase};
 use crate::streams::{self, StreamsResult};
 use crate::upstream::{FakeUpstream, Pace};
 
@@ -231,6 +232,8 @@ pub struct Results {
     pub log: Option<LogCheck>,
     /// Flow control: the gates' cost and queueing at saturation.
     pub flow: FlowPhase,
+    /// One connection against many for the same model.
+    pub scaling: ScalingPhase,
 }
 
 /// A JSON body padded to [`BODY_BYTES`] with filler in the user message.
@@ -477,13 +480,18 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     let flow = flow::run(&settings, &gw).await?;
     gateway_requests +=
         flow.ungated.sent + flow.gated.sent + flow.ungated_throughput.sent + flow.saturated_throughput.sent;
+    let scaling = scaling::run(&settings, &gw).await?;
+    gateway_requests +=
+        scaling.one.sent + scaling.pool.sent + scaling.one_throughput.sent + scaling.pool_throughput.sent;
 
     eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
     let rss_before = gw.rss()?;
     let fds_before = gw.open_fds().ok();
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
-    let result = streams::run(slow_spec, settings.streams, stream_time + settings.timeout).await?;
+    // Opening thousands of connections on two cores takes seconds of its own.
+    let deadline = 2 * stream_time + settings.timeout + Duration::from_millis(2 * settings.streams as u64);
+    let result = streams::run(slow_spec, settings.streams, deadline).await?;
     let rss_peak = sampler.stop().await?;
     gateway_requests += settings.streams as u64;
     if let Some(e) = &result.first_error {
@@ -522,6 +530,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },
         log,
         flow,
+        scaling,
     })
 }
 

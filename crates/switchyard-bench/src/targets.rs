@@ -112,7 +112,8 @@ pub fn check(r: &Results) -> Vec<TargetCheck> {
     });
 
     let s = &r.streams;
-    let n = s.result.requested.max(1) as u64;
+    // Per stream open at the peak (the bench may not open them all at once).
+    let n = s.result.max_open.max(1) as u64;
     let per_stream = s.rss_peak.saturating_sub(s.rss_before) / n;
     let measured = format!(
         "{} errors, {}/{} completed, {:.1} KB RSS per stream",
@@ -153,6 +154,8 @@ pub const SATURATED_CPU_RATIO: f64 = 2.0;
 pub const LOW_RATE_CPU_US: f64 = 150.0;
 /// Issue 16: throughput as a share of the relay's.
 pub const THROUGHPUT_SHARE: f64 = 0.6;
+/// Issue 16: how much more many connections of one provider may cost than one.
+pub const SCALING_TOLERANCE: f64 = 0.1;
 /// Issue 16: RSS growth per open stream, bytes.
 pub const STREAM_BYTES_ISSUE16: u64 = 40_000;
 /// Issue 16: RSS after a streams burst, as a share above the idle before it.
@@ -247,8 +250,29 @@ pub fn check_floor(r: &Results) -> Vec<TargetCheck> {
             Verdict::Missed(format!("short by {:.0} points", (THROUGHPUT_SHARE - share) * 100.0))
         },
     });
+    let sc = &r.scaling;
+    let p50_ratio = sc.pool.latency.p50 as f64 / sc.one.latency.p50.max(1) as f64;
+    let pool = crate::gateway::POOL_SIZE;
+    out.push(TargetCheck {
+        name: format!("{pool} connections against one: p50 at {} req/s", sc.rate),
+        goal: format!("within {:.0} %", SCALING_TOLERANCE * 100.0),
+        measured: format!("×{p50_ratio:.3}"),
+        verdict: at_most((p50_ratio - 1.0) * 100.0, SCALING_TOLERANCE * 100.0, "points", 1),
+    });
+    let name = format!("{pool} connections against one: CPU per request");
+    let goal = format!("within {:.0} %", SCALING_TOLERANCE * 100.0);
+    match sc.cpu_us {
+        Some((one, many)) => out.push(TargetCheck {
+            name,
+            goal,
+            measured: format!("{many:.1} µs against {one:.1} µs (×{:.3})", many / one.max(1e-9)),
+            verdict: at_most((many / one.max(1e-9) - 1.0) * 100.0, SCALING_TOLERANCE * 100.0, "points", 1),
+        }),
+        None => out.push(not_measured(name, goal, "no schedstat")),
+    }
     let s = &r.streams;
-    let n = s.result.requested.max(1) as u64;
+    // Per stream open at the peak (the bench may not open them all at once).
+    let n = s.result.max_open.max(1) as u64;
     let per_stream = s.rss_peak.saturating_sub(s.rss_before) / n;
     let back = s.rss_after as f64 / s.rss_before.max(1) as f64 - 1.0;
     let settled = r.settings.stream_settle.as_secs_f64();

@@ -19,7 +19,7 @@ const RAISE_TO_AT_MOST: u64 = 65_536;
 const MIN_RESERVE: u64 = 64;
 /// Bounds of the derived cap.
 const MIN_CAP: u64 = 16;
-const MAX_CAP: u64 = 4_096;
+const MAX_CAP: u64 = 16_384;
 /// The cap when the limit is unknown (non-Unix platforms).
 const UNKNOWN_LIMIT_CAP: usize = 1_024;
 
@@ -50,7 +50,7 @@ pub fn raise_nofile_limit() -> Option<u64> {
 /// The default cap on open client connections for a soft fd limit: keep an eighth
 /// (at least 64) in reserve, then halve the rest, since a client connection with a
 /// request in flight also holds an upstream socket. 1,024 → 448; 256 → 96; bounded
-/// to 16..=4,096.
+/// to 16..=16,384 (5,000 concurrent streams need a 20,000-fd limit).
 pub fn connection_cap(fd_limit: Option<u64>) -> usize {
     let Some(limit) = fd_limit else { return UNKNOWN_LIMIT_CAP };
     let reserve = (limit / 8).max(MIN_RESERVE);
@@ -66,7 +66,8 @@ mod tests {
     fn the_cap_leaves_room_below_the_fd_limit() {
         assert_eq!(connection_cap(Some(1_024)), 448);
         assert_eq!(connection_cap(Some(256)), 96);
-        assert_eq!(connection_cap(Some(20_000)), 4_096);
+        assert_eq!(connection_cap(Some(20_000)), 8_750);
+        assert_eq!(connection_cap(Some(65_536)), 16_384);
         assert_eq!(connection_cap(Some(10)), 16);
         assert_eq!(connection_cap(None), 1_024);
         for limit in [256_u64, 512, 1_024, 4_096, 8_192] {

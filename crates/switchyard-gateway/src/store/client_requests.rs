@@ -97,9 +97,10 @@ impl Store {
     pub(super) async fn insert_requests(
         tx: &mut Transaction<'static, Any>,
         rows: &[RequestLogRow],
+        anonymous: bool,
     ) -> StoreResult<()> {
         for chunk in chunks(rows) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len())));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), anonymous)));
             for r in chunk {
                 let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
                 query = query

@@ -6,7 +6,7 @@ use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 
 use super::multi_insert::{MultiInsert, chunks};
 use super::request_stats::StatsDelta;
-use super::{RequestLogRow, Store, StoreResult};
+use super::{Backend, RequestLogRow, Store, StoreResult};
 
 /// One attempt, as written by the log writer.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,9 +104,10 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
+        let anonymous = self.backend == Backend::Sqlite;
         let mut tx = self.pool.begin().await?;
         for rows in chunks(&batch.attempts) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len())));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len(), anonymous)));
             for r in rows {
                 query = query
                     .bind(r.at.0)
@@ -127,7 +128,7 @@ impl Store {
             }
             query.execute(&mut *tx).await?;
         }
-        Store::insert_requests(&mut tx, &batch.requests).await?;
+        Store::insert_requests(&mut tx, &batch.requests, anonymous).await?;
         Store::add_stats(&mut tx, &batch.stats).await?;
         tx.commit().await?;
         Ok(())
