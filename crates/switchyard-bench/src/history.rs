@@ -65,10 +65,10 @@ fn attempt(i: u64, now: i64, rows: u64) -> AttemptLogRow {
         provider: "openai-compatible".to_owned(),
         connection_id: "fast".to_owned(),
         model: gateway::CHAT_MODEL.to_owned(),
-        status: Some(if i % 50 == 0 { 429 } else { 200 }),
+        status: Some(if i.is_multiple_of(50) { 429 } else { 200 }),
         latency_ms: 120,
         bytes: 900,
-        error_kind: (i % 50 == 0).then(|| "rate_limited".to_owned()),
+        error_kind: i.is_multiple_of(50).then(|| "rate_limited".to_owned()),
         tokens: None,
     }
 }

@@ -24,14 +24,18 @@ use tokio_util::sync::CancellationToken;
 use crate::store::{AttemptLogRow, LogBatch, MINUTE_MS, RequestLogRow, Store};
 use switchyard_types::UnixMillis;
 
-/// Rows the buffer holds at most; past that rows are dropped (and counted).
-const QUEUE_CAPACITY: usize = 16_384;
+/// Rows the buffer holds at most; past that rows are dropped (and counted). Two
+/// rows a request: three seconds of saturation on this hardware.
+const QUEUE_CAPACITY: usize = 32_768;
 /// Rows written per transaction at most (a full batch is written at once).
 pub const BATCH_MAX: usize = 1_024;
 /// How long a batch stays open after its first row.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
-/// Retention runs after this many rows were written since it last ran.
-const PRUNE_EVERY_ROWS: usize = 1_000;
+/// Retention runs after a tenth of the retained rows (between 1,000 and 10,000)
+/// were written since it last ran: under load, not after every batch.
+fn prune_every(retention_rows: u32) -> usize {
+    usize::try_from(retention_rows / 10).unwrap_or(usize::MAX).clamp(1_000, 10_000)
+}
 /// A retention pass that deleted this many rows gives the space back to the file
 /// system; smaller passes leave their pages free for the next rows.
 const RECLAIM_AFTER_ROWS: u64 = 10_000;
@@ -220,7 +224,7 @@ impl Writer {
             tracing::warn!(event = "request_log.write_failed", rows = batch.len(), error = %e);
         }
         self.since_prune += batch.len();
-        if self.since_prune >= PRUNE_EVERY_ROWS {
+        if self.since_prune >= prune_every(self.retention_rows) {
             self.since_prune = 0;
             self.prune(latest.unwrap_or(UnixMillis(0))).await;
         }

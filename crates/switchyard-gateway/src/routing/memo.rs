@@ -16,10 +16,13 @@ use super::resolve::CandidatePlan;
 /// per request again rather than letting a scanner grow memory.
 const MAX_NAMES: usize = 1_024;
 
+/// A name's plans, one per client format asked for.
+type FormatPlans = Vec<(ClientFormat, Arc<CandidatePlan>)>;
+
 /// Plans by model name, then client format.
 #[derive(Debug, Default)]
 pub struct PlanMemo {
-    plans: RwLock<HashMap<String, Vec<(ClientFormat, Arc<CandidatePlan>)>>>,
+    plans: RwLock<HashMap<String, FormatPlans>>,
 }
 
 impl PlanMemo {
