@@ -16,7 +16,7 @@
 use crate::client::Until;
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess};
-use crate::open_loop::{self, OpenLoop, OpenLoopResult};
+use crate::open_loop::{self, OpenLoopResult};
 use crate::run::{self, Settings};
 
 /// The connection cap of the saturation run.
@@ -46,14 +46,7 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Flo
     let gated = spec(gateway::GATED_MODEL)?;
     let capped = spec(gateway::CAPPED_MODEL)?;
     let rate = settings.rates.iter().copied().max().unwrap_or(1000);
-    let cfg = OpenLoop {
-        rate,
-        warmup: settings.warmup,
-        duration: settings.duration,
-        connections: settings.connections,
-        until: Until::FullBody,
-        timeout: settings.timeout,
-    };
+    let cfg = settings.open_loop(rate, Until::FullBody);
     eprintln!("[bench] flow control: gates set vs unset @ {rate} req/s, interleaved");
     let mut results = open_loop::run(&[ungated.clone(), gated], cfg).await?.into_iter();
     let (Some(ungated_run), Some(gated_run)) = (results.next(), results.next()) else {

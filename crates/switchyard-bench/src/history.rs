@@ -239,25 +239,14 @@ pub async fn run(args: &HistoryArgs, bin: &Path, command: &str) -> anyhow::Resul
          CPU µs/request | errors |\n|---|---:|---:|---:|---:|---:|",
         args.rate
     );
-    let _ = writeln!(
-        out,
-        "| {} rows in the log | {} | {:+.3} | {} | {} | {} |",
-        args.rows,
-        ms(f.latency.p50),
-        added(f),
-        ms(f.latency.p99),
-        per(&cpu0.0, &cpu1.0, f.sent),
-        f.errors
-    );
-    let _ = writeln!(
-        out,
-        "| empty log | {} | {:+.3} | {} | {} | {} |",
-        ms(e.latency.p50),
-        added(e),
-        ms(e.latency.p99),
-        per(&cpu0.1, &cpu1.1, e.sent),
-        e.errors
-    );
+    let rows = [
+        (format!("{} rows in the log", args.rows), f, per(&cpu0.0, &cpu1.0, f.sent)),
+        ("empty log".to_owned(), e, per(&cpu0.1, &cpu1.1, e.sent)),
+    ];
+    for (what, x, cpu) in rows {
+        let (p50, p99) = (ms(x.latency.p50), ms(x.latency.p99));
+        let _ = writeln!(out, "| {what} | {p50} | {:+.3} | {p99} | {cpu} | {} |", added(x), x.errors);
+    }
     let _ = writeln!(
         out,
         "\nRetention cut to {} rows (restart with `--log-retention-rows`), then 600 requests: \

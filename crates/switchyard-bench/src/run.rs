@@ -74,6 +74,20 @@ pub struct Settings {
     pub baseline: Option<Baseline>,
 }
 
+impl Settings {
+    /// An open-loop run at `rate` with this run's windows, connections and timeout.
+    pub fn open_loop(&self, rate: u32, until: Until) -> OpenLoop {
+        OpenLoop {
+            rate,
+            warmup: self.warmup,
+            duration: self.duration,
+            connections: self.connections,
+            until,
+            timeout: self.timeout,
+        }
+    }
+}
+
 /// An older gateway build, run next to the one under test in the latency runs.
 #[derive(Debug, Clone)]
 pub struct Baseline {
@@ -407,14 +421,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
 
     let mut latency = Vec::new();
     for &rate in &settings.rates {
-        let cfg = OpenLoop {
-            rate,
-            warmup: settings.warmup,
-            duration: settings.duration,
-            connections: settings.connections,
-            until: Until::FullBody,
-            timeout: settings.timeout,
-        };
+        let cfg = settings.open_loop(rate, Until::FullBody);
         let cpu_probe = probe.start();
         let runtimes = |b: &GatewayProcess| Some((Runtime::read(gw.pid())?, Runtime::read(b.pid())?));
         let before = base_gw.as_ref().and_then(runtimes);
@@ -432,14 +439,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         latency.push(RateRun { rate, runs, baseline, ab_cpu, cpu, interference: probe.since(cpu_probe) });
     }
 
-    let ttfb_cfg = OpenLoop {
-        rate: settings.stream_rate,
-        warmup: settings.warmup,
-        duration: settings.duration,
-        connections: settings.connections,
-        until: Until::FirstByte,
-        timeout: settings.timeout,
-    };
+    let ttfb_cfg = settings.open_loop(settings.stream_rate, Until::FirstByte);
     let cpu = probe.start();
     let proxies = ProxyRuntimes::read(&gw, &relay);
     let (runs, _) = open_ways(&sse, None, ttfb_cfg, "stream TTFB").await?;

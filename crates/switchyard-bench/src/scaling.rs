@@ -13,7 +13,7 @@ use crate::client::Until;
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
 use crate::gateway::{self, GatewayProcess, POOL_SIZE};
 use crate::machine::Runtime;
-use crate::open_loop::{self, OpenLoop, OpenLoopResult};
+use crate::open_loop::{self, OpenLoopResult};
 use crate::run::{self, Settings};
 
 /// What the phase measured.
@@ -40,14 +40,7 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
     let spec = |model: &str| run::spec_for(gw.addr(), "/v1/chat/completions", &run::chat_body_for(model));
     let (one, pool) = (spec(gateway::CHAT_MODEL)?, spec(gateway::POOL_MODEL)?);
     let rate = 1_000.min(settings.rates.iter().copied().max().unwrap_or(1_000));
-    let cfg = OpenLoop {
-        rate,
-        warmup: settings.warmup,
-        duration: settings.duration,
-        connections: settings.connections,
-        until: Until::FullBody,
-        timeout: settings.timeout,
-    };
+    let cfg = settings.open_loop(rate, Until::FullBody);
     eprintln!("[bench] scaling: 1 vs {POOL_SIZE} connections @ {rate} req/s, interleaved");
     let mut results = open_loop::run(&[one.clone(), pool.clone()], cfg).await?.into_iter();
     let (Some(one_run), Some(pool_run)) = (results.next(), results.next()) else {

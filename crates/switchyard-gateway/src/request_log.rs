@@ -27,7 +27,8 @@ use switchyard_types::UnixMillis;
 /// Rows the buffer holds at most; past that rows are dropped (and counted). Two
 /// rows a request: three seconds of saturation on this hardware.
 const QUEUE_CAPACITY: usize = 32_768;
-/// Rows written per transaction at most (a full batch is written at once).
+/// Rows at which a batch is written at once, before its interval ends (a batch
+/// that grew while the writer was busy is written whole, in one transaction).
 pub const BATCH_MAX: usize = 1_024;
 /// How long a batch stays open after its first row.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
@@ -177,10 +178,12 @@ pub fn spawn_writer(
                 }
             }
             let (batch, waiters) = take(&shared);
-            writer.write(batch).await;
+            let latest = writer.write(batch).await;
+            // Readers wait for the rows, not for retention.
             for waiter in waiters {
                 let _ = waiter.send(());
             }
+            writer.maybe_prune(latest).await;
             if shutdown.is_cancelled() {
                 break;
             }
@@ -215,18 +218,26 @@ struct Writer {
 }
 
 impl Writer {
-    async fn write(&mut self, batch: LogBatch) {
+    /// Writes a batch; returns the newest row's time (for retention).
+    async fn write(&mut self, batch: LogBatch) -> Option<UnixMillis> {
         if batch.is_empty() {
-            return;
+            return None;
         }
         let latest = batch.attempts.iter().map(|r| r.at).chain(batch.requests.iter().map(|r| r.at)).max();
         if let Err(e) = self.store.write_log(&batch).await {
             tracing::warn!(event = "request_log.write_failed", rows = batch.len(), error = %e);
         }
         self.since_prune += batch.len();
-        if self.since_prune >= prune_every(self.retention_rows) {
+        latest
+    }
+
+    /// Runs retention once enough rows were written since it last ran.
+    async fn maybe_prune(&mut self, latest: Option<UnixMillis>) {
+        if let Some(latest) = latest
+            && self.since_prune >= prune_every(self.retention_rows)
+        {
             self.since_prune = 0;
-            self.prune(latest.unwrap_or(UnixMillis(0))).await;
+            self.prune(latest).await;
         }
     }
 
@@ -341,8 +352,8 @@ mod tests {
         std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
     }
 
-    async fn logged(store: &Store) -> usize {
-        store.list_attempts(1_000, None).await.map(|r| r.len()).unwrap_or(0)
+    async fn logged(store: &Store) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM request_log").fetch_one(store.pool()).await.unwrap_or(-1)
     }
 
     #[tokio::test]
@@ -390,20 +401,20 @@ mod tests {
         writer.await.unwrap_or_else(|e| panic!("{e}"));
         let full = size(&db) + size(&wal);
         assert!(full > 8_000_000, "30,000 wide rows take megabytes: {full}");
-        // Retention cut to 1,000 rows: the next batch prunes the rest, in small
-        // transactions, and the file and its write-ahead log shrink.
+        // Retention cut to 1,000 rows: after the next 1,000 rows the rest is pruned,
+        // in small transactions, and the file and its write-ahead log shrink. The
+        // writer's shutdown waits for that pass to finish.
         let sink = RequestLogSink::new();
         let stop = CancellationToken::new();
         let writer = spawn_writer(&sink, store.clone(), 1_000, stop.clone());
         for i in 30_000..31_000 {
             sink.record(row(i));
         }
-        sink.flush().await;
+        stop.cancel();
+        writer.await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(logged(&store).await, 1_000);
         let (db_after, wal_after) = (size(&db), size(&wal));
         assert!(db_after * 4 < full, "the file shrank: {full} -> {db_after}");
         assert!(wal_after < 1_000_000, "the write-ahead log was truncated: {wal_after}");
-        stop.cancel();
-        writer.await.unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -126,6 +126,7 @@ pub struct Gateway {
     shutdown: CancellationToken,
     server: JoinHandle<()>,
     log_writer: JoinHandle<()>,
+    log_shutdown: CancellationToken,
     persister: JoinHandle<()>,
     pin_writer: JoinHandle<()>,
     pin_shutdown: CancellationToken,
@@ -210,7 +211,11 @@ impl Gateway {
         // Leases loaded from the store that the configuration no longer allows end now.
         management.reconcile_leases_now().await.map_err(|e| anyhow::anyhow!(e.message))?;
 
-        let log_writer = spawn_writer(&log, store.clone(), config.log_retention_rows, shutdown.child_token());
+        // Its own token, cancelled once in-flight requests are done: the rows they
+        // record while draining (their attempts, their client-request rows) are
+        // written too.
+        let log_shutdown = CancellationToken::new();
+        let log_writer = spawn_writer(&log, store.clone(), config.log_retention_rows, log_shutdown.clone());
         // Its own token: cancelled once in-flight requests are done, so pins made
         // while they drain are written too.
         let pin_shutdown = CancellationToken::new();
@@ -281,6 +286,7 @@ impl Gateway {
             shutdown,
             server: server.task,
             log_writer,
+            log_shutdown,
             persister,
             pin_writer,
             pin_shutdown,
@@ -352,6 +358,7 @@ impl Gateway {
                 server.abort();
             }
         }
+        self.log_shutdown.cancel();
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.log_writer).await;
         let _ = tokio::time::timeout(FLUSH_TIMEOUT, self.persister).await;
         self.pin_shutdown.cancel();

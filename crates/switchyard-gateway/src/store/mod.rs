@@ -228,7 +228,9 @@ impl Store {
     /// and so the file is in `auto_vacuum = INCREMENTAL` mode (a mode only a
     /// `VACUUM` can switch an existing file to): pages retention frees can then be
     /// given back to the file system ([`Store::reclaim`]). `user_version` records
-    /// that it ran. On a new, empty file it costs a few milliseconds.
+    /// that it ran. On a new, empty file it costs a few milliseconds; an existing
+    /// one is rewritten whole once (seconds for a large request log, and room for
+    /// a copy of the file).
     async fn vacuum_once(&self) -> StoreResult<()> {
         let done: i64 = sqlx::query_scalar("PRAGMA user_version").fetch_one(&self.pool).await?;
         if done >= SCRUBBED_USER_VERSION {
@@ -237,9 +239,20 @@ impl Store {
         // One connection: the mode set by the pragma is what this VACUUM applies.
         let mut conn = self.pool.acquire().await?;
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL").await?;
-        conn.execute("VACUUM").await?;
+        match conn.execute("VACUUM").await {
+            Ok(_) => {}
+            // Already scrubbed (an upgrade), only the mode is missing: a file that
+            // cannot be rewritten now (no room for the copy) keeps working as it
+            // is and is tried again at the next start.
+            Err(e) if done >= 1 => {
+                tracing::warn!(event = "store.vacuum_failed", error = %e);
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        }
         conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA user_version = {SCRUBBED_USER_VERSION}"))).await?;
         drop(conn);
+        tracing::info!(event = "store.vacuumed", upgraded_from = done);
         self.scrub().await
     }
 
