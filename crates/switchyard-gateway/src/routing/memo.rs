@@ -43,10 +43,4 @@ impl PlanMemo {
             formats.push((format, plan));
         }
     }
-
-    /// Names remembered.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.plans.read().unwrap_or_else(std::sync::PoisonError::into_inner).len()
-    }
 }
