@@ -182,7 +182,7 @@ async fn prepare_and_forward(
         body,
         plan,
         api_key_id: key.map(|k| k.id.clone()),
-        request_id: uuid::Uuid::new_v4().simple().to_string(),
+        request_id: crate::proxy::new_request_id(),
         waits: GatewayWaits::default(),
         session,
         lease,

@@ -40,4 +40,4 @@ pub(crate) use failure::excluded_targets_error;
 pub use forward::{ForwardRequest, forward};
 pub use headers::upstream_headers;
 pub use keepalive::GatewayWaits;
-pub use trace::refused_row;
+pub use trace::{new_request_id, refused_row};

@@ -22,6 +22,14 @@ const MAX_MODEL_CHARS: usize = 200;
 
 /// The row of a request the gateway refused before it had candidates (no key, a
 /// body that is not JSON, an unknown model, routing paused ...).
+/// A new request id: 32 hex digits, time-ordered (UUIDv7). Both log tables index
+/// `request_id`; a random id put every insert on a random page of those B-trees, so a
+/// batch of 1,024 rows dirtied ~2,000 index pages (8 MB of WAL) and the page cache
+/// spilled mid-transaction. Time-ordered ids append to the index's last pages.
+pub fn new_request_id() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
 pub fn refused_row(
     route: &'static str,
     at: UnixMillis,
@@ -31,7 +39,7 @@ pub fn refused_row(
 ) -> RequestLogRow {
     let error_code = response.headers().get(ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     RequestLogRow {
-        request_id: uuid::Uuid::new_v4().simple().to_string(),
+        request_id: new_request_id(),
         at,
         api_key_id,
         route,
