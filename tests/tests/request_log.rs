@@ -251,3 +251,67 @@ async fn attempts_carry_the_tokens_their_upstream_reported() {
         "{rows:?}"
     );
 }
+
+/// `count` Anthropic key connections `key-1`… in priority order; the first `failing`
+/// point at `bad`, the rest at `good`.
+fn anthropic_pool(count: usize, failing: usize, bad: &str, good: &str) -> String {
+    let mut toml = switchyard_tests::client_key_toml();
+    for n in 1..=count {
+        let url = if n <= failing { bad } else { good };
+        toml.push_str(&format!(
+            "\n[[connections]]\nid = \"key-{n}\"\nprovider = \"anthropic\"\napi_key = \"sk-{n}\"\n\
+             base_url = \"{url}\"\npriority = {n}\n"
+        ));
+    }
+    toml
+}
+
+fn fates(detail: &Value) -> Vec<(String, String, Value)> {
+    detail["route"]["candidates"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .map(|c| {
+                    let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+                    (s("connection"), s("fate"), c["rank"].clone())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 16: a pool is judged a few candidates at a time in priority order, so a
+/// request the first candidates serve never judges the rest; a failover runs past
+/// the first few judged into the next ones, ranked on from where they stopped, and
+/// a breaker the request's own failures open does not stop it.
+#[tokio::test]
+async fn a_pool_is_judged_a_few_at_a_time_and_a_failover_runs_on_past_them() {
+    let bad = FakeUpstream::start(Reply::json(503, wire::anthropic_error("overloaded_error", "busy"))).await;
+    let good = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "ok"))).await;
+    let gw = TestGateway::start(&anthropic_pool(20, 10, &bad.url(), &good.url())).await;
+    let model = "anthropic/claude-sonnet-4-6";
+    assert_eq!(gw.post("/v1/messages", &request(model)).await.status(), 200, "key-11 serves");
+    let rows = requests(&gw, "", 1).await;
+    assert_eq!((&rows[0]["attempts"], &rows[0]["connection"]), (&json!(11), &json!("key-11")), "{rows:?}");
+    let detail =
+        gw.mgmt_json(&format!("/api/requests/{}", rows[0]["requestId"].as_str().unwrap_or_default())).await;
+    let mut expected: Vec<(String, String, Value)> =
+        (1..=10).map(|n| (format!("key-{n}"), "failed".to_owned(), json!(n))).collect();
+    expected.push(("key-11".to_owned(), "served".to_owned(), json!(11)));
+    // Judged eight at a time: key-9..key-16 came with the second step (ranked on
+    // from 9); key-17 on were never judged. Eight of the nine never reached are listed.
+    expected.extend((12..=16).map(|n| (format!("key-{n}"), "not-reached".to_owned(), json!(n))));
+    expected.extend((17..=19).map(|n| (format!("key-{n}"), "not-reached".to_owned(), Value::Null)));
+    assert_eq!(fates(&detail), expected, "{detail}");
+
+    // Now key-1..key-10 cool down: the next request is served by key-11 at once,
+    // with the ten judged as excluded on the way and the rest never judged.
+    assert_eq!(gw.post("/v1/messages", &request(model)).await.status(), 200);
+    let rows = requests(&gw, "", 2).await;
+    assert_eq!((&rows[0]["attempts"], &rows[0]["connection"]), (&json!(1), &json!("key-11")), "{rows:?}");
+    let detail =
+        gw.mgmt_json(&format!("/api/requests/{}", rows[0]["requestId"].as_str().unwrap_or_default())).await;
+    let fates = fates(&detail);
+    assert!(fates[..10].iter().all(|(_, fate, rank)| fate == "excluded" && rank.is_null()), "{detail}");
+    assert_eq!(fates[10], ("key-11".to_owned(), "served".to_owned(), json!(1)), "{detail}");
+}

@@ -20,6 +20,7 @@ use super::body::ClientBody;
 use super::combo_wait::{self, ComboWait, WaitCall};
 use super::failure::{Failure, all_failed, excluded_error};
 use super::flow;
+use super::frontier::Frontier;
 use super::guard::AttemptGuard;
 use super::keepalive::{self, GatewayWaits};
 use super::lease::{self, Fence, HeldLease};
@@ -176,9 +177,9 @@ async fn pass(
         .iter()
         .map(|c| Target { provider: &c.connection.provider, connection: &c.connection.id, model: &c.model })
         .collect();
-    let selection = engine.filter(&targets);
-    trace.excluded(&selection.excluded);
     let started = engine.now();
+    let mut frontier = Frontier::new(state, req, started);
+    let selection = frontier.first(engine, &targets, trace);
     match selection.decision(started) {
         Decision::Proceed => {}
         Decision::AllCoolingDown { retry_after_secs, .. } => {
@@ -200,7 +201,8 @@ async fn pass(
     let mut order = flow::order(state, req, &selection.eligible);
     let mut session = SessionPass::prefer(state, req, &mut order);
     let leased = lease::restrict(state, req, &mut order);
-    trace.ordered(&order, &selection.eligible);
+    trace.ordered(0, &order, &selection.eligible);
+    frontier.ranked(order.len());
     session.note_pins(req, trace);
     let leased = match leased {
         Ok(Some(connection)) => {
@@ -217,7 +219,14 @@ async fn pass(
         // A leased connection that is only full is waited for: its owner's lease
         // moves to another connection when it is ruled out or fails, not when busy.
         let mut deferred: Vec<usize> = Vec::new();
-        while let Some(index) = pending.pop_front() {
+        // The judged candidates first; the frontier judges more only when they are
+        // used up, and a request waits only once every candidate is judged.
+        while let Some(index) =
+            pending.pop_front().or_else(|| frontier.more(engine, &targets, trace).and_then(|more| {
+                pending.extend(more);
+                pending.pop_front()
+            }))
+        {
             let Some(candidate) = req.plan.candidates.get(index) else { continue };
             // A paced queue (the upstream asked a protected connection to pause) is
             // full until the pause ends.

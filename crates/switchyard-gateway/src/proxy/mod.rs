@@ -21,6 +21,7 @@ mod combo_wait;
 mod failure;
 mod flow;
 mod forward;
+mod frontier;
 mod guard;
 pub(crate) mod headers;
 mod keepalive;

@@ -175,11 +175,13 @@ impl Trace {
     }
 
     /// The order the eligible candidates are tried in (after strategy, session
-    /// and leases); `dropped` were held by other agents' leases.
-    pub fn ordered(&mut self, order: &[usize], eligible: &[usize]) {
+    /// and leases), ranked after the `before` already ranked in this pass (a
+    /// candidate judged later follows them); eligible ones missing from `order`
+    /// were held by other agents' leases.
+    pub fn ordered(&mut self, before: usize, order: &[usize], eligible: &[usize]) {
         for (rank, &i) in order.iter().enumerate() {
             if let Some(slot) = self.ranks.get_mut(i).filter(|r| r.is_none()) {
-                *slot = Some(u32::try_from(rank + 1).unwrap_or(u32::MAX));
+                *slot = Some(u32::try_from(before + rank + 1).unwrap_or(u32::MAX));
             }
             self.set(i, CandidateFate::NotReached, None);
         }

@@ -27,6 +27,7 @@ mod record;
 mod snapshot;
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard};
 
 use arc_swap::ArcSwap;
@@ -241,20 +242,38 @@ impl Engine {
     /// Filters `candidates` at the engine's now: eligible indices in input order and
     /// one exclusion per excluded target. Reads only; takes no probe.
     pub fn filter<C: Candidate>(&self, candidates: &[C]) -> Selection {
+        self.filter_range(candidates, 0..candidates.len(), None)
+    }
+
+    /// [`Engine::filter`] of `candidates[range]` only, with indices into the whole
+    /// slice: a caller that tries candidates in list order judges them a few at a
+    /// time, so a request served by the first of 200 does not judge the other 199.
+    /// As in [`Engine::begin_since`], a breaker that opened at or after
+    /// `request_started` (this request's own failures) does not exclude its later
+    /// candidates: judged late, they are judged as if judged at the start.
+    pub fn filter_range<C: Candidate>(
+        &self,
+        candidates: &[C],
+        range: Range<usize>,
+        request_started: Option<UnixMillis>,
+    ) -> Selection {
         let now = self.now();
         let policies = self.inner.policies.load();
         let providers = read(&self.inner.providers);
         let connections = read(&self.inner.connections);
-        let mut selection =
-            Selection { eligible: Vec::with_capacity(candidates.len()), excluded: Vec::new() };
+        let part = candidates.get(range.clone()).unwrap_or_default();
+        let mut selection = Selection { eligible: Vec::with_capacity(part.len()), excluded: Vec::new() };
         // Provider verdicts are computed once per provider per call.
         let mut seen: Vec<(&str, Blocks)> = Vec::with_capacity(4);
-        for (i, c) in candidates.iter().enumerate() {
+        for (i, c) in part.iter().enumerate().map(|(i, c)| (i + range.start, c)) {
             let mut blocks = match seen.iter().find(|(p, _)| *p == c.provider()) {
                 Some((_, b)) => *b,
                 None => {
                     let entry = providers.get(c.provider()).map(|e| lock(e));
-                    let b = provider_blocks(entry.as_deref(), now, &policies);
+                    let mut b = provider_blocks(entry.as_deref(), now, &policies);
+                    if entry.as_deref().is_some_and(|e| opened_since(e, request_started)) {
+                        b.breaker = None;
+                    }
                     seen.push((c.provider(), b));
                     b
                 }
@@ -291,10 +310,7 @@ impl Engine {
         let mut opened_during_request = false;
         let mut blocks = match provider.as_ref().map(|e| lock(e)) {
             Some(e) => {
-                opened_during_request = request_started.is_some_and(|since| {
-                    matches!(e.breaker.state, crate::breaker::BreakerState::Open { .. })
-                        && e.breaker.entered_at >= since
-                });
+                opened_during_request = opened_since(&e, request_started);
                 provider_blocks(Some(&e), now, &policies)
             }
             None => Blocks::default(),
@@ -352,6 +368,15 @@ fn circuit_open(until: UnixMillis) -> Exclusion {
         terminal: None,
         cause: None,
     }
+}
+
+/// The provider's breaker opened at or after `request_started`: by the request's
+/// own failures (or its failed probe), so it does not turn the request's remaining
+/// candidates away; later requests see it.
+fn opened_since(e: &ProviderEntry, request_started: Option<UnixMillis>) -> bool {
+    request_started.is_some_and(|since| {
+        matches!(e.breaker.state, crate::breaker::BreakerState::Open { .. }) && e.breaker.entered_at >= since
+    })
 }
 
 fn provider_blocks(entry: Option<&ProviderEntry>, now: UnixMillis, policies: &Policies) -> Blocks {

@@ -114,6 +114,26 @@ fn a_429_with_retry_after_7_skips_the_connection_for_7_seconds_while_its_sibling
 }
 
 #[test]
+fn a_range_is_judged_with_whole_slice_indices_and_a_breaker_the_request_opened_does_not_exclude() {
+    let r = rig();
+    let started = r.engine.now();
+    let s = r.engine.filter_range(&combo(), 1..3, None);
+    assert_eq!((s.eligible, s.excluded.len()), (vec![1, 2], 0), "indices into the whole slice");
+    assert!(r.engine.filter_range(&combo(), 3..9, None).eligible.is_empty(), "past the end: nothing");
+    // The request's own failures open the anthropic breaker after it started.
+    r.clock.advance_ms(10);
+    outage(&r, "anthropic", AuthCategory::Oauth, 8, 503);
+    let late = r.engine.filter_range(&combo(), 1..3, Some(started));
+    assert_eq!(late.eligible, vec![1, 2], "judged late, as if judged at the start: {late:?}");
+    // Another request, started after the breaker opened, is turned away from it.
+    r.clock.advance_ms(1);
+    let later = r.engine.filter_range(&combo(), 1..3, Some(r.engine.now()));
+    assert_eq!(later.eligible, vec![2]);
+    assert_eq!(later.excluded.iter().map(|e| (e.index, e.reason)).collect::<Vec<_>>(), [(1, ExclusionReason::CircuitOpen)]);
+    assert_eq!(r.engine.filter(&combo()).eligible, vec![2], "filter judges the breaker as it is");
+}
+
+#[test]
 fn eight_503s_open_an_oauth_breaker_and_traffic_moves_to_the_other_provider() {
     let r = rig();
     outage(&r, "anthropic", AuthCategory::Oauth, 8, 503);
