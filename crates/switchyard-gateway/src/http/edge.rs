@@ -1,19 +1,21 @@
-//! One error envelope for every route: the 405 answer of every route, and a
-//! last-resort layer that gives the gateway's envelope to any error response that
-//! framework code (axum's extractor rejections, tower-http's static files) made
-//! without one.
+//! The edge layer in front of every route ([`guards`]: Host, then Origin), and one
+//! error envelope for every route: the 405 answer of every route, and a last-resort
+//! wrapper that gives the gateway's envelope to any error response that framework
+//! code (axum's extractor rejections, tower-http's static files) made without one.
 //!
 //! The layer does not touch `/v1/...` responses: there an error without
 //! `x-switchyard-error` is an upstream's answer, relayed as it was sent. Every
 //! `/v1` error of the gateway's own is rendered by its handler.
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{Method, StatusCode, Uri, header};
 use switchyard_types::ErrorCode;
 
+use super::{host, origin};
 use crate::errors::{ERROR_HEADER, ErrorFormat, GatewayError};
+use crate::state::AppState;
 
 /// Longest framework error text carried over into the message.
 const MESSAGE_LIMIT: usize = 4 * 1024;
@@ -39,9 +41,23 @@ fn code_for(status: StatusCode) -> Option<ErrorCode> {
     })
 }
 
+/// The one layer in front of every route: the Host guard (DNS rebinding), then the
+/// Origin guard (foreign web pages), then the routes, whose framework-made errors get
+/// the management envelope. One layer, not three: each `from_fn` layer costs a boxed
+/// future and a service clone per request.
+pub async fn guards(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Err(refused) = host::check(&state, &request).and_then(|()| origin::check(&state, &request)) {
+        return refused;
+    }
+    if ErrorFormat::for_path(request.uri().path()) != ErrorFormat::Management {
+        return next.run(request).await;
+    }
+    envelope_errors(request, next).await
+}
+
 /// Renders framework-made error responses of non-`/v1` routes in the management
 /// envelope, keeping their text as the message and their `Allow` header.
-pub async fn envelope_errors(request: Request, next: Next) -> Response {
+async fn envelope_errors(request: Request, next: Next) -> Response {
     let format = ErrorFormat::for_path(request.uri().path());
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
     let response = next.run(request).await;

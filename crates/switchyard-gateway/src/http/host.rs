@@ -9,14 +9,13 @@
 //! one is served (browsers always send it, so rebinding is still caught). The
 //! gateway serves HTTP/1.1 only, so there is no HTTP/2 `:authority` to check.
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, Uri, Version, header};
 use switchyard_types::ErrorCode;
 
 use crate::errors::{ErrorFormat, GatewayError};
-use crate::state::AppState;
+use crate::state::GatewayState;
 
 /// The host part of a Host header value (`[::1]:7821` → `::1`), lower-cased.
 pub fn host_name(value: &str) -> String {
@@ -74,19 +73,19 @@ fn requested_hosts(version: Version, headers: &HeaderMap, uri: &Uri) -> Result<V
 }
 
 /// Refuses requests whose Host is unreadable, missing, repeated, or foreign.
-pub async fn host_guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let format = ErrorFormat::for_path(request.uri().path());
-    let hosts = match requested_hosts(request.version(), request.headers(), request.uri()) {
-        Ok(hosts) => hosts,
-        Err(e) => return e.render(format),
-    };
+/// The Host check of [`super::edge::guards`]: the refusal when the request names a
+/// host this gateway does not answer to.
+pub fn check(state: &GatewayState, request: &Request) -> Result<(), Response> {
+    let format = || ErrorFormat::for_path(request.uri().path());
+    let hosts = requested_hosts(request.version(), request.headers(), request.uri())
+        .map_err(|e| e.render(format()))?;
     match hosts.iter().find(|h| !is_allowed_host(h, &state.extra_hosts)) {
-        None => next.run(request).await,
-        Some(foreign) => GatewayError::new(
+        None => Ok(()),
+        Some(foreign) => Err(GatewayError::new(
             ErrorCode::ForbiddenHost,
             format!("host '{foreign}' is not allowed; connect through 127.0.0.1 or localhost"),
         )
-        .render(format),
+        .render(format())),
     }
 }
 

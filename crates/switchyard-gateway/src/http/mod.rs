@@ -37,16 +37,14 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/session-leases", axum::routing::post(leases::session_leases));
     let management = management::router()
         .route_layer(middleware::from_fn_with_state(state.clone(), guard::require_management_token));
-    // Layers run outside-in: Host, then Origin, then the routes; the envelope layer
-    // sits closest to them so it sees every framework-made error.
+    // One layer in front of every route: Host, then Origin, then the routes, whose
+    // framework-made errors it wraps in the envelope.
     Router::new()
         .merge(inference)
         .merge(management)
         .merge(ui::router(state.ui_dir.as_deref()))
         .fallback(guard::not_found)
         .method_not_allowed_fallback(edge::method_not_allowed)
-        .layer(middleware::from_fn(edge::envelope_errors))
-        .layer(middleware::from_fn_with_state(state.clone(), origin::origin_guard))
-        .layer(middleware::from_fn_with_state(state.clone(), host::host_guard))
+        .layer(middleware::from_fn_with_state(state.clone(), edge::guards))
         .with_state(state)
 }

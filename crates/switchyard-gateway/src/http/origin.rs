@@ -18,15 +18,14 @@
 //! origin, so it passes. Non-browser clients send neither header and are
 //! unaffected. Fail-closed: an unreadable header counts as foreign.
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, Method, Uri, header};
 use switchyard_types::ErrorCode;
 
 use super::host::{host_name, is_allowed_host};
 use crate::errors::{ErrorFormat, GatewayError};
-use crate::state::AppState;
+use crate::state::GatewayState;
 
 /// Why a browser request is refused, if it is.
 fn refusal(method: &Method, path: &str, headers: &HeaderMap, extra_hosts: &[String]) -> Option<String> {
@@ -74,12 +73,14 @@ fn is_ui_navigation(method: &Method, path: &str, headers: &HeaderMap) -> bool {
 }
 
 /// Refuses cross-site browser requests with 403 in the route's format.
-pub async fn origin_guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// The Origin check of [`super::edge::guards`]: the refusal of a browser request
+/// from a foreign page.
+pub fn check(state: &GatewayState, request: &Request) -> Result<(), Response> {
     let path = request.uri().path();
     match refusal(request.method(), path, request.headers(), &state.extra_hosts) {
-        None => next.run(request).await,
+        None => Ok(()),
         Some(message) => {
-            GatewayError::new(ErrorCode::ForbiddenOrigin, message).render(ErrorFormat::for_path(path))
+            Err(GatewayError::new(ErrorCode::ForbiddenOrigin, message).render(ErrorFormat::for_path(path)))
         }
     }
 }
