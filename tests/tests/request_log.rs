@@ -287,7 +287,8 @@ fn fates(detail: &Value) -> Vec<(String, String, Value)> {
 #[tokio::test]
 async fn a_pool_is_judged_a_few_at_a_time_and_a_failover_runs_on_past_them() {
     let bad = FakeUpstream::start(Reply::json(503, wire::anthropic_error("overloaded_error", "busy"))).await;
-    let good = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "ok"))).await;
+    let good =
+        FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-sonnet-4-6", "ok"))).await;
     let gw = TestGateway::start(&anthropic_pool(20, 10, &bad.url(), &good.url())).await;
     let model = "anthropic/claude-sonnet-4-6";
     assert_eq!(gw.post("/v1/messages", &request(model)).await.status(), 200, "key-11 serves");

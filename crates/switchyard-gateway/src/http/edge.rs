@@ -46,7 +46,7 @@ fn code_for(status: StatusCode) -> Option<ErrorCode> {
 /// the management envelope. One layer, not three: each `from_fn` layer costs a boxed
 /// future and a service clone per request.
 pub async fn guards(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Err(refused) = host::check(&state, &request).and_then(|()| origin::check(&state, &request)) {
+    if let Some(refused) = host::check(&state, &request).or_else(|| origin::check(&state, &request)) {
         return refused;
     }
     if ErrorFormat::for_path(request.uri().path()) != ErrorFormat::Management {

@@ -73,20 +73,22 @@ fn requested_hosts(version: Version, headers: &HeaderMap, uri: &Uri) -> Result<V
 }
 
 /// Refuses requests whose Host is unreadable, missing, repeated, or foreign.
-/// The Host check of [`super::edge::guards`]: the refusal when the request names a
+/// The Host check of [`super::edge::guards`]: the refusal, when the request names a
 /// host this gateway does not answer to.
-pub fn check(state: &GatewayState, request: &Request) -> Result<(), Response> {
+pub fn check(state: &GatewayState, request: &Request) -> Option<Response> {
     let format = || ErrorFormat::for_path(request.uri().path());
-    let hosts = requested_hosts(request.version(), request.headers(), request.uri())
-        .map_err(|e| e.render(format()))?;
-    match hosts.iter().find(|h| !is_allowed_host(h, &state.extra_hosts)) {
-        None => Ok(()),
-        Some(foreign) => Err(GatewayError::new(
+    let hosts = match requested_hosts(request.version(), request.headers(), request.uri()) {
+        Ok(hosts) => hosts,
+        Err(e) => return Some(e.render(format())),
+    };
+    let foreign = hosts.iter().find(|h| !is_allowed_host(h, &state.extra_hosts))?;
+    Some(
+        GatewayError::new(
             ErrorCode::ForbiddenHost,
             format!("host '{foreign}' is not allowed; connect through 127.0.0.1 or localhost"),
         )
-        .render(format())),
-    }
+        .render(format()),
+    )
 }
 
 #[cfg(test)]

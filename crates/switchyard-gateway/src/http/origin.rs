@@ -75,14 +75,10 @@ fn is_ui_navigation(method: &Method, path: &str, headers: &HeaderMap) -> bool {
 /// Refuses cross-site browser requests with 403 in the route's format.
 /// The Origin check of [`super::edge::guards`]: the refusal of a browser request
 /// from a foreign page.
-pub fn check(state: &GatewayState, request: &Request) -> Result<(), Response> {
+pub fn check(state: &GatewayState, request: &Request) -> Option<Response> {
     let path = request.uri().path();
-    match refusal(request.method(), path, request.headers(), &state.extra_hosts) {
-        None => Ok(()),
-        Some(message) => {
-            Err(GatewayError::new(ErrorCode::ForbiddenOrigin, message).render(ErrorFormat::for_path(path)))
-        }
-    }
+    let message = refusal(request.method(), path, request.headers(), &state.extra_hosts)?;
+    Some(GatewayError::new(ErrorCode::ForbiddenOrigin, message).render(ErrorFormat::for_path(path)))
 }
 
 #[cfg(test)]

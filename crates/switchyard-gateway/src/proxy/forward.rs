@@ -221,12 +221,12 @@ async fn pass(
         let mut deferred: Vec<usize> = Vec::new();
         // The judged candidates first; the frontier judges more only when they are
         // used up, and a request waits only once every candidate is judged.
-        while let Some(index) =
-            pending.pop_front().or_else(|| frontier.more(engine, &targets, trace).and_then(|more| {
+        while let Some(index) = pending.pop_front().or_else(|| {
+            frontier.more(engine, &targets, trace).and_then(|more| {
                 pending.extend(more);
                 pending.pop_front()
-            }))
-        {
+            })
+        }) {
             let Some(candidate) = req.plan.candidates.get(index) else { continue };
             // A paced queue (the upstream asked a protected connection to pause) is
             // full until the pause ends.

@@ -67,7 +67,12 @@ impl Frontier {
 
     /// The eligible candidates of the next chunks (list order) once the judged ones
     /// are used up; `None` when every candidate has been judged.
-    pub(super) fn more(&mut self, engine: &Engine, targets: &[Target<'_>], trace: &mut Trace) -> Option<Vec<usize>> {
+    pub(super) fn more(
+        &mut self,
+        engine: &Engine,
+        targets: &[Target<'_>],
+        trace: &mut Trace,
+    ) -> Option<Vec<usize>> {
         while self.next < targets.len() {
             let part = self.judge(engine, targets, trace);
             if !part.eligible.is_empty() {

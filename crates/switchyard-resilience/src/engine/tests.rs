@@ -129,7 +129,10 @@ fn a_range_is_judged_with_whole_slice_indices_and_a_breaker_the_request_opened_d
     r.clock.advance_ms(1);
     let later = r.engine.filter_range(&combo(), 1..3, Some(r.engine.now()));
     assert_eq!(later.eligible, vec![2]);
-    assert_eq!(later.excluded.iter().map(|e| (e.index, e.reason)).collect::<Vec<_>>(), [(1, ExclusionReason::CircuitOpen)]);
+    assert_eq!(
+        later.excluded.iter().map(|e| (e.index, e.reason)).collect::<Vec<_>>(),
+        [(1, ExclusionReason::CircuitOpen)]
+    );
     assert_eq!(r.engine.filter(&combo()).eligible, vec![2], "filter judges the breaker as it is");
 }
 
