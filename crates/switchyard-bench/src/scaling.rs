@@ -3,14 +3,20 @@
 //!
 //! - **Latency**: both models interleaved slice by slice in one open-loop run at
 //!   the phase's rate, so host noise falls on both alike.
-//! - **CPU and throughput**: a closed-loop run on each, one after the other, with
-//!   the gateway's on-CPU time per completed request read around each.
+//! - **CPU and throughput**: closed-loop slices of one second, alternating between
+//!   the two models, with the gateway's on-CPU time read around each slice. One long
+//!   run after the other put whatever drifts over a run (the log's growth and its
+//!   retention passes, the host) on the second; a difference of ×1.1–×1.3 between
+//!   identical runs was noise of that kind.
 //!
 //! Routing work that grows with the number of connections (planning, filtering,
 //! ordering, the route written to the log) shows up as a difference here.
 
-use crate::client::Until;
-use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::{RequestSpec, Until};
+use crate::closed_loop::{self, ClosedLoop};
 use crate::gateway::{self, GatewayProcess, POOL_SIZE};
 use crate::machine::Runtime;
 use crate::open_loop::{self, OpenLoopResult};
@@ -27,10 +33,10 @@ pub struct ScalingPhase {
     pub one: OpenLoopResult,
     /// [`POOL_SIZE`] connections, open loop.
     pub pool: OpenLoopResult,
-    /// One connection, closed loop.
-    pub one_throughput: ClosedLoopResult,
-    /// [`POOL_SIZE`] connections, closed loop.
-    pub pool_throughput: ClosedLoopResult,
+    /// One connection, closed-loop slices.
+    pub one_throughput: Saturated,
+    /// [`POOL_SIZE`] connections, closed-loop slices.
+    pub pool_throughput: Saturated,
     /// Gateway CPU per completed request, closed loop: (one, pool), µs.
     pub cpu_us: Option<(f64, f64)>,
 }
@@ -46,25 +52,17 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
     let (Some(one_run), Some(pool_run)) = (results.next(), results.next()) else {
         anyhow::bail!("open loop returned too few results");
     };
-    let tp =
-        ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
-    eprintln!("[bench] scaling: closed loop, 1 connection, then {POOL_SIZE}");
-    let closed = |spec| async move {
-        let before = Runtime::read(gw.pid());
-        let result = closed_loop::run(spec, tp).await?;
-        let cpu = before.zip(Runtime::read(gw.pid())).map(|(b, a)| {
-            // Warm-up requests ran on the gateway too: count them.
-            a.since(&b) as f64 / 1e3 / result.sent.max(1) as f64
-        });
-        anyhow::Ok((result, cpu))
-    };
-    let (one_throughput, one_cpu) = closed(one).await?;
-    let (pool_throughput, pool_cpu) = closed(pool).await?;
+    let slices = u32::try_from(settings.duration.as_secs()).unwrap_or(1).max(1);
+    eprintln!(
+        "[bench] scaling: closed loop, {slices} alternating 1 s slices of 1 and {POOL_SIZE} connections"
+    );
+    let (one_throughput, pool_throughput) = alternate(gw, settings, &one, &pool, slices).await?;
     for (what, r) in [("one", &one_throughput), ("pool", &pool_throughput)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   scaling {what}: {} error(s), first: {e}", r.errors);
         }
     }
+    let cpu_us = one_throughput.cpu_us().zip(pool_throughput.cpu_us());
     Ok(ScalingPhase {
         rate,
         workers: settings.concurrency,
@@ -72,8 +70,78 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
         pool: pool_run,
         one_throughput,
         pool_throughput,
-        cpu_us: one_cpu.zip(pool_cpu),
+        cpu_us,
     })
+}
+
+/// Closed-loop totals over a model's slices.
+#[derive(Debug, Clone, Default)]
+pub struct Saturated {
+    /// Requests completed inside the measured windows.
+    pub completed: u64,
+    /// Requests sent, warm-up included.
+    pub sent: u64,
+    /// Failed requests inside the measured windows.
+    pub errors: u64,
+    /// Measured seconds.
+    pub seconds: f64,
+    /// The gateway's on-CPU time over the slices (None without /proc schedstat), ns.
+    pub cpu_ns: Option<u64>,
+    /// The first error, for the log.
+    pub first_error: Option<String>,
+}
+
+impl Saturated {
+    /// Completed per measured second.
+    pub fn rps(&self) -> f64 {
+        self.completed as f64 / self.seconds.max(1e-9)
+    }
+
+    /// Gateway CPU per request sent to it (warm-up requests ran on it too), µs.
+    fn cpu_us(&self) -> Option<f64> {
+        self.cpu_ns.map(|ns| ns as f64 / 1e3 / self.sent.max(1) as f64)
+    }
+}
+
+/// `slices` rounds of one 1-second closed-loop slice on each spec, alternating,
+/// after one untimed warm-up of each.
+async fn alternate(
+    gw: &GatewayProcess,
+    settings: &Settings,
+    one: &Arc<RequestSpec>,
+    pool: &Arc<RequestSpec>,
+    slices: u32,
+) -> anyhow::Result<(Saturated, Saturated)> {
+    let workers = settings.concurrency;
+    for spec in [one, pool] {
+        closed_loop::run(
+            spec.clone(),
+            ClosedLoop { workers, warmup: Duration::ZERO, duration: settings.warmup },
+        )
+        .await?;
+    }
+    let slice = ClosedLoop { workers, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
+    let mut totals = [
+        Saturated { cpu_ns: Some(0), ..Saturated::default() },
+        Saturated { cpu_ns: Some(0), ..Saturated::default() },
+    ];
+    for _ in 0..slices {
+        for (spec, total) in [one, pool].into_iter().zip(totals.iter_mut()) {
+            let before = Runtime::read(gw.pid());
+            let result = closed_loop::run(spec.clone(), slice).await?;
+            let cpu = before.zip(Runtime::read(gw.pid())).map(|(b, a)| a.since(&b));
+            total.completed += result.completed;
+            total.sent += result.sent;
+            total.errors += result.errors;
+            total.seconds += slice.duration.as_secs_f64();
+            total.cpu_ns = total.cpu_ns.zip(cpu).map(|(t, c)| t + c);
+            if total.first_error.is_none() {
+                total.first_error = result.first_error;
+            }
+        }
+    }
+    let [one, pool] = totals;
+    Ok((one, pool))
 }
 
 /// The report section.
@@ -86,7 +154,7 @@ pub fn markdown(s: &ScalingPhase, out: &mut String) {
         "## Many connections (issue 16)\n\nThe same request through the same gateway to a model served by one \
          connection and to one served by {POOL_SIZE} connections of one provider (all to the fast upstream; \
          priority routing, so the first serves). Latency interleaved at {} req/s; CPU per request and throughput \
-         from a closed-loop run on each ({} workers), one after the other.\n",
+         from closed-loop slices of 1 s ({} workers), alternating between the two.\n",
         s.rate, s.workers
     );
     let _ = writeln!(
@@ -106,7 +174,7 @@ pub fn markdown(s: &ScalingPhase, out: &mut String) {
             "| {what} | {} | {} | {:.0} | {} | {} |",
             ms(open.latency.p50),
             ms(open.latency.p99),
-            closed.rps,
+            closed.rps(),
             cpu(i),
             open.errors + closed.errors
         );
@@ -116,5 +184,6 @@ pub fn markdown(s: &ScalingPhase, out: &mut String) {
     if let Some((one, pool)) = s.cpu_us {
         let _ = write!(out, ", CPU per request ×{:.3}", pool / one.max(1e-9));
     }
-    let _ = writeln!(out, ", throughput ×{:.3}.\n", s.pool_throughput.rps / s.one_throughput.rps.max(1e-9));
+    let _ =
+        writeln!(out, ", throughput ×{:.3}.\n", s.pool_throughput.rps() / s.one_throughput.rps().max(1e-9));
 }
