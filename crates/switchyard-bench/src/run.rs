@@ -481,8 +481,12 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
     gateway_requests +=
         flow.ungated.sent + flow.gated.sent + flow.ungated_throughput.sent + flow.saturated_throughput.sent;
     let scaling = scaling::run(&settings, &gw).await?;
-    gateway_requests +=
-        scaling.one.sent + scaling.pool.sent + scaling.one_throughput.sent + scaling.pool_throughput.sent;
+    gateway_requests += scaling.one.sent
+        + scaling.pool.sent
+        + scaling.one_throughput.sent
+        + scaling.pool_throughput.sent
+        + scaling.one_throughput.warmup_sent
+        + scaling.pool_throughput.warmup_sent;
 
     eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
     let rss_before = gw.rss()?;
