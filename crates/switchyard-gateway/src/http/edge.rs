@@ -55,14 +55,12 @@ pub async fn guards(State(state): State<AppState>, request: Request, next: Next)
     envelope_errors(request, next).await
 }
 
-/// Renders framework-made error responses of non-`/v1` routes in the management
+/// Renders framework-made error responses of a management route in the management
 /// envelope, keeping their text as the message and their `Allow` header.
 async fn envelope_errors(request: Request, next: Next) -> Response {
-    let format = ErrorFormat::for_path(request.uri().path());
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
     let response = next.run(request).await;
-    let wrap = format == ErrorFormat::Management
-        && !response.headers().contains_key(ERROR_HEADER)
+    let wrap = !response.headers().contains_key(ERROR_HEADER)
         && (response.status().is_client_error() || response.status().is_server_error());
     let Some(code) = code_for(response.status()).filter(|_| wrap) else { return response };
     let (parts, body) = response.into_parts();
@@ -73,7 +71,7 @@ async fn envelope_errors(request: Request, next: Next) -> Response {
         (true, _) => format!("{method} {path}: {}", parts.status.canonical_reason().unwrap_or("error")),
         (false, _) => text,
     };
-    let mut rendered = GatewayError::new(code, message).render(format);
+    let mut rendered = GatewayError::new(code, message).render(ErrorFormat::Management);
     if let Some(allow) = parts.headers.get(header::ALLOW) {
         rendered.headers_mut().insert(header::ALLOW, allow.clone());
     }

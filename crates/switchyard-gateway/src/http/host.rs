@@ -72,9 +72,8 @@ fn requested_hosts(version: Version, headers: &HeaderMap, uri: &Uri) -> Result<V
     Ok(hosts)
 }
 
-/// Refuses requests whose Host is unreadable, missing, repeated, or foreign.
-/// The Host check of [`super::edge::guards`]: the refusal, when the request names a
-/// host this gateway does not answer to.
+/// The Host check of [`super::edge::guards`]: the refusal of a request whose Host is
+/// unreadable, missing, repeated, or foreign.
 pub fn check(state: &GatewayState, request: &Request) -> Option<Response> {
     let format = || ErrorFormat::for_path(request.uri().path());
     let hosts = match requested_hosts(request.version(), request.headers(), request.uri()) {

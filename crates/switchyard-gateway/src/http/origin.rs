@@ -72,9 +72,8 @@ fn is_ui_navigation(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     navigate && ui && (method == Method::GET || method == Method::HEAD)
 }
 
-/// Refuses cross-site browser requests with 403 in the route's format.
-/// The Origin check of [`super::edge::guards`]: the refusal of a browser request
-/// from a foreign page.
+/// The Origin check of [`super::edge::guards`]: the 403 (in the route's format) of a
+/// cross-site browser request.
 pub fn check(state: &GatewayState, request: &Request) -> Option<Response> {
     let path = request.uri().path();
     let message = refusal(request.method(), path, request.headers(), &state.extra_hosts)?;

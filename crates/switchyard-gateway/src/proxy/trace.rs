@@ -20,8 +20,6 @@ use crate::store::RequestLogRow;
 /// Longest model name kept in a refused request's row (it came from the client).
 const MAX_MODEL_CHARS: usize = 200;
 
-/// The row of a request the gateway refused before it had candidates (no key, a
-/// body that is not JSON, an unknown model, routing paused ...).
 /// A new request id: 32 hex digits, time-ordered (UUIDv7). Both log tables index
 /// `request_id`; a random id put every insert on a random page of those B-trees, so a
 /// batch of 1,024 rows dirtied ~2,000 index pages (8 MB of WAL) and the page cache
@@ -30,6 +28,8 @@ pub fn new_request_id() -> String {
     uuid::Uuid::now_v7().simple().to_string()
 }
 
+/// The row of a request the gateway refused before it had candidates (no key, a
+/// body that is not JSON, an unknown model, routing paused ...).
 pub fn refused_row(
     route: &'static str,
     at: UnixMillis,
