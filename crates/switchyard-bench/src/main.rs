@@ -16,6 +16,7 @@ mod closed_loop;
 mod flow;
 mod gateway;
 mod history;
+mod hop_ab;
 mod machine;
 mod open_loop;
 mod relay;
@@ -105,6 +106,9 @@ enum Internal {
     /// What a long request history costs: the summary endpoint and per-request
     /// cost with a million log rows, and the file after retention (see `history`).
     History(history::HistoryArgs),
+    /// The proxy hop's HTTP client: the same relay on hyper's connection-level
+    /// client, hyper-util's pooled client and reqwest, in one run (ADR 0011).
+    HopAb(hop_ab::HopAbArgs),
     /// The reference relay (see `relay`); started by the benchmark itself.
     #[command(hide = true)]
     Relay {
@@ -114,6 +118,9 @@ enum Internal {
         /// The fake upstream.
         #[arg(long)]
         upstream: SocketAddr,
+        /// The client it forwards with.
+        #[arg(long, value_enum, default_value_t)]
+        client: relay::HopClient,
     },
 }
 
@@ -290,7 +297,14 @@ async fn main() -> anyhow::Result<()> {
         .collect::<Vec<_>>()
         .join(" ");
     match &cli.command {
-        Some(Internal::Relay { listen, upstream }) => return relay::serve(*listen, *upstream).await,
+        Some(Internal::Relay { listen, upstream, client }) => {
+            return relay::serve(*listen, *upstream, *client).await;
+        }
+        Some(Internal::HopAb(args)) => {
+            raise_nofile_limit();
+            let exe = std::env::current_exe().context("locating this executable")?;
+            return hop_ab::run(args, &exe, &command).await;
+        }
         Some(Internal::History(args)) => {
             let bin = args.gateway_bin.clone().map_or_else(default_gateway_bin, Ok)?;
             return history::run(args, &bin, &command).await;

@@ -9,6 +9,11 @@
 //! gateway's own share of its added latency can be read off.
 //!
 //! Failure behaviour: an upstream failure closes that client connection.
+//!
+//! `hop-ab` (ADR 0011) also starts it with another [`HopClient`]: the same relay
+//! with the request body read whole first (as the gateway must, to parse it) and
+//! one upstream client swapped for another, so the difference between two of
+//! them is the cost of the client stack alone.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -16,41 +21,171 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Either, Full};
 use hyper::body::Incoming;
 use hyper::client::conn::http1 as client_http1;
 use hyper::server::conn::http1 as server_http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::Client as LegacyClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
+/// The upstream HTTP client a relay forwards with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum HopClient {
+    /// The reference relay: hyper's connection-level client, one upstream
+    /// connection per client connection, bodies streamed through untouched.
+    #[default]
+    Reference,
+    /// hyper's connection-level client, one upstream connection per client
+    /// connection (a pool could do no better); the request body read whole first.
+    HyperConn,
+    /// hyper-util's pooled client (the stack reqwest wraps), HTTP connector with
+    /// `TCP_NODELAY`, 30 s idle pool of 64 per host; the request body read whole first.
+    HyperPool,
+    /// reqwest configured as the gateway's proxy hop (rustls, no redirects,
+    /// `TCP_NODELAY`, 30 s idle pool of 64 per host); the request body read whole first.
+    Reqwest,
+}
+
+impl HopClient {
+    /// Its name on the command line and in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            HopClient::Reference => "reference",
+            HopClient::HyperConn => "hyper-conn",
+            HopClient::HyperPool => "hyper-pool",
+            HopClient::Reqwest => "reqwest",
+        }
+    }
+}
+
 /// Serves the relay forever (the `relay` subcommand).
-pub async fn serve(listen: SocketAddr, upstream: SocketAddr) -> anyhow::Result<()> {
+pub async fn serve(listen: SocketAddr, upstream: SocketAddr, client: HopClient) -> anyhow::Result<()> {
     let listener = TcpListener::bind(listen).await?;
+    let pooled = match client {
+        HopClient::Reference | HopClient::HyperConn => None,
+        HopClient::HyperPool | HopClient::Reqwest => {
+            Some(std::sync::Arc::new(Pooled::new(client, upstream)?))
+        }
+    };
     loop {
-        let (client, _) = listener.accept().await?;
+        let (stream, _) = listener.accept().await?;
+        let pooled = pooled.clone();
         tokio::spawn(async move {
-            if let Err(e) = relay_connection(client, upstream).await {
+            let served = match pooled {
+                Some(pooled) => relay_pooled(stream, pooled).await,
+                None => relay_connection(stream, upstream, client == HopClient::HyperConn).await,
+            };
+            if let Err(e) = served {
                 eprintln!("relay: {e:#}");
             }
         });
     }
 }
 
-async fn relay_connection(client: TcpStream, upstream: SocketAddr) -> anyhow::Result<()> {
+/// A pooled upstream client shared by every client connection.
+enum Pooled {
+    HyperPool { client: Box<LegacyClient<HttpConnector, Full<Bytes>>>, base: String },
+    Reqwest { client: reqwest::Client, base: String },
+}
+
+/// The pool settings of the gateway's proxy hop (`server.rs`).
+const POOL_IDLE: Duration = Duration::from_secs(30);
+const POOL_MAX_IDLE_PER_HOST: usize = 64;
+
+impl Pooled {
+    fn new(client: HopClient, upstream: SocketAddr) -> anyhow::Result<Pooled> {
+        let base = format!("http://{upstream}");
+        Ok(match client {
+            HopClient::Reqwest => Pooled::Reqwest {
+                client: reqwest::Client::builder()
+                    .pool_idle_timeout(POOL_IDLE)
+                    .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
+                    .redirect(reqwest::redirect::Policy::none())
+                    .tcp_nodelay(true)
+                    .build()?,
+                base,
+            },
+            _ => {
+                let mut connector = HttpConnector::new();
+                connector.set_nodelay(true);
+                let client = LegacyClient::builder(TokioExecutor::new())
+                    .pool_idle_timeout(POOL_IDLE)
+                    .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
+                    .build(connector);
+                Pooled::HyperPool { client: Box::new(client), base }
+            }
+        })
+    }
+
+    /// Forwards one request, its body read whole first.
+    async fn forward(&self, request: Request<Incoming>) -> anyhow::Result<Response<RelayBody>> {
+        let (mut parts, body) = request.into_parts();
+        let body = body.collect().await?.to_bytes();
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        parts.headers.remove(http::header::HOST);
+        match self {
+            Pooled::HyperPool { client, base } => {
+                parts.uri = format!("{base}{path}").parse()?;
+                let response = client.request(Request::from_parts(parts, Full::new(body))).await?;
+                Ok(response.map(Either::Left))
+            }
+            Pooled::Reqwest { client, base } => {
+                let response = client
+                    .request(parts.method, format!("{base}{path}"))
+                    .headers(parts.headers)
+                    .body(body)
+                    .send()
+                    .await?;
+                Ok(http::Response::from(response).map(Either::Right))
+            }
+        }
+    }
+}
+
+/// A relayed answer's body, whichever client fetched it.
+type RelayBody = Either<Incoming, reqwest::Body>;
+
+async fn relay_pooled(client: TcpStream, pooled: std::sync::Arc<Pooled>) -> anyhow::Result<()> {
+    client.set_nodelay(true)?;
+    let service = service_fn(move |request| {
+        let pooled = pooled.clone();
+        async move { pooled.forward(request).await }
+    });
+    server_http1::Builder::new().serve_connection(TokioIo::new(client), service).await?;
+    Ok(())
+}
+
+/// One client connection over its own upstream connection; `read_whole`: the
+/// request body is collected before it is sent on.
+async fn relay_connection(client: TcpStream, upstream: SocketAddr, read_whole: bool) -> anyhow::Result<()> {
     client.set_nodelay(true)?;
     let stream = TcpStream::connect(upstream).await?;
     stream.set_nodelay(true)?;
-    let (sender, driver) = client_http1::handshake::<_, Incoming>(TokioIo::new(stream)).await?;
+    type Outgoing = Either<Incoming, Full<Bytes>>;
+    let (sender, driver) = client_http1::handshake::<_, Outgoing>(TokioIo::new(stream)).await?;
     tokio::spawn(async move {
         let _ = driver.await;
     });
     // One request at a time per HTTP/1.1 connection, so the lock is never contended.
     let sender = std::sync::Arc::new(Mutex::new(sender));
-    let service = service_fn(move |req| {
+    let service = service_fn(move |req: Request<Incoming>| {
         let sender = sender.clone();
-        async move { sender.lock().await.send_request(req).await }
+        async move {
+            let req = if read_whole {
+                let (parts, body) = req.into_parts();
+                Request::from_parts(parts, Either::Right(Full::new(body.collect().await?.to_bytes())))
+            } else {
+                req.map(Either::Left)
+            };
+            anyhow::Ok(sender.lock().await.send_request(req).await?)
+        }
     });
     server_http1::Builder::new().serve_connection(TokioIo::new(client), service).await?;
     Ok(())
@@ -63,8 +198,8 @@ pub struct RelayProcess {
 }
 
 impl RelayProcess {
-    /// Starts `exe relay --listen ... --upstream ...` and waits until it accepts.
-    pub async fn start(exe: &Path, upstream: SocketAddr) -> anyhow::Result<RelayProcess> {
+    /// Starts `exe relay --listen ... --upstream ... --client ...` and waits until it accepts.
+    pub async fn start(exe: &Path, upstream: SocketAddr, client: HopClient) -> anyhow::Result<RelayProcess> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut child = Command::new(exe)
@@ -73,6 +208,8 @@ impl RelayProcess {
             .arg(addr.to_string())
             .arg("--upstream")
             .arg(upstream.to_string())
+            .arg("--client")
+            .arg(client.name())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .kill_on_drop(true)
@@ -104,6 +241,44 @@ impl RelayProcess {
     /// Kills it.
     pub async fn stop(mut self) -> anyhow::Result<()> {
         self.child.kill().await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client;
+    use crate::upstream::{FakeUpstream, Pace};
+
+    /// What `addr` answers to the benchmark's chat request: status and body.
+    async fn answer(addr: SocketAddr) -> anyhow::Result<(http::StatusCode, Bytes)> {
+        let spec = crate::run::spec_for(addr, "/v1/chat/completions", &crate::run::chat_body())?;
+        let mut conn = client::connect(addr).await?;
+        let response = conn.send_request(spec.request()?).await?;
+        let status = response.status();
+        Ok((status, response.into_body().collect().await?.to_bytes()))
+    }
+
+    #[tokio::test]
+    async fn every_hop_client_relays_the_upstream_answer_unchanged() -> anyhow::Result<()> {
+        let upstream = FakeUpstream::start(Pace::Fast).await?;
+        let direct = answer(upstream.addr()).await?;
+        assert_eq!(direct.0, http::StatusCode::OK);
+        for client in [HopClient::Reference, HopClient::HyperConn, HopClient::HyperPool, HopClient::Reqwest] {
+            let listen = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+            let relay = tokio::spawn(serve(listen, upstream.addr(), client));
+            let mut relayed = None;
+            for _ in 0..100 {
+                if let Ok(a) = answer(listen).await {
+                    relayed = Some(a);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            relay.abort();
+            assert_eq!(relayed.as_ref(), Some(&direct), "{} relay", client.name());
+        }
         Ok(())
     }
 }

@@ -31,7 +31,7 @@ use crate::flow::{self, FlowPhase};
 use crate::gateway::{self, GatewayProcess};
 use crate::machine::{CpuProbe, Interference, Machine, Runtime};
 use crate::open_loop::{self, OpenLoop, OpenLoopResult};
-use crate::relay::RelayProcess;
+use crate::relay::{HopClient, RelayProcess};
 use crate::scaling::{self, ScalingPhase};
 use crate::streams::{self, StreamsResult};
 use crate::upstream::{FakeUpstream, Pace};
@@ -369,7 +369,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         FakeUpstream::start(Pace::Slow { interval: settings.slow_interval, frames: settings.slow_frames })
             .await?;
     let gw = GatewayProcess::start(gateway_bin, fast.addr(), slow.addr(), true).await?;
-    let relay = RelayProcess::start(relay_exe, fast.addr()).await?;
+    let relay = RelayProcess::start(relay_exe, fast.addr(), HopClient::Reference).await?;
     eprintln!(
         "[bench] gateway pid {} on {}; fake upstream on {}; relay on {}",
         gw.pid(),

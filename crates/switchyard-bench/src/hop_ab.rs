@@ -1,0 +1,192 @@
+//! `switchyard-bench hop-ab`: which HTTP client the gateway's proxy hop should use
+//! (issue 16, ADR 0011), measured in one run.
+//!
+//! Three relays, identical but for the client that forwards to the fake upstream
+//! (see [`HopClient`]): hyper's connection-level client, hyper-util's pooled client
+//! and reqwest configured as the gateway's. Each reads the request body whole first,
+//! as the gateway must. The open-loop rates and the saturated closed loop take
+//! turns between them (1 s slices), so host noise lands on all three alike, and the
+//! CPU each relay process used is read from the scheduler per request it served.
+//! The difference between two relays is the cost of the client stack alone: the
+//! gateway around it is the same whichever client it uses.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::{RequestSpec, Until};
+use crate::closed_loop::{self, ClosedLoop};
+use crate::machine::{Machine, Runtime};
+use crate::open_loop::{self, OpenLoop};
+use crate::relay::{HopClient, RelayProcess};
+use crate::run;
+use crate::stats;
+use crate::upstream::{FakeUpstream, Pace};
+
+/// `switchyard-bench hop-ab` options.
+#[derive(clap::Args, Debug)]
+pub struct HopAbArgs {
+    /// Open-loop rates (requests/s).
+    #[arg(long, value_delimiter = ',', default_value = "10,100,2000")]
+    rates: Vec<u32>,
+    /// Measured seconds per rate and of the saturated loop, per relay.
+    #[arg(long, default_value_t = 10)]
+    duration_secs: u64,
+    /// Closed-loop workers (= connections) at saturation.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+}
+
+const CLIENTS: [HopClient; 3] = [HopClient::HyperConn, HopClient::HyperPool, HopClient::Reqwest];
+const WARMUP: Duration = Duration::from_secs(1);
+
+/// One relay's figures at one rate.
+struct AtRate {
+    added_p50_ms: f64,
+    added_p99_ms: f64,
+    cpu_us: Option<f64>,
+    errors: u64,
+}
+
+/// One relay's saturated figures.
+#[derive(Default)]
+struct Saturated {
+    completed: u64,
+    /// Sent in the slices, finished in them or not: what the CPU is divided by.
+    sent: u64,
+    seconds: f64,
+    cpu_ns: Option<u64>,
+    errors: u64,
+}
+
+/// Runs the comparison and prints a Markdown report.
+pub async fn run(args: &HopAbArgs, exe: &Path, command: &str) -> anyhow::Result<()> {
+    let machine = Machine::detect();
+    let fast = FakeUpstream::start(Pace::Fast).await?;
+    let mut relays = Vec::new();
+    for client in CLIENTS {
+        relays.push(RelayProcess::start(exe, fast.addr(), client).await?);
+    }
+    let body = run::chat_body();
+    let direct = run::spec_for(fast.addr(), "/v1/chat/completions", &body)?;
+    let specs: Vec<Arc<RequestSpec>> = relays
+        .iter()
+        .map(|r| run::spec_for(r.addr(), "/v1/chat/completions", &body))
+        .collect::<Result<_, _>>()?;
+
+    let mut rows = Vec::new();
+    for &rate in &args.rates {
+        eprintln!("[hop-ab] {rate} req/s: direct and {} relays, interleaved", CLIENTS.len());
+        let cfg = OpenLoop {
+            rate,
+            warmup: WARMUP,
+            duration: Duration::from_secs(args.duration_secs),
+            connections: 64,
+            until: Until::FullBody,
+            timeout: Duration::from_secs(10),
+        };
+        let mut all = vec![direct.clone()];
+        all.extend(specs.iter().cloned());
+        let before: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
+        let results = open_loop::run(&all, cfg).await?;
+        let after: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
+        let d = &results[0].latency;
+        let per_relay = results[1..]
+            .iter()
+            .zip(before.iter().zip(&after))
+            .map(|(r, (b, a))| AtRate {
+                added_p50_ms: stats::added_ms(r.latency.p50, d.p50),
+                added_p99_ms: stats::added_ms(r.latency.p99, d.p99),
+                cpu_us: b
+                    .as_ref()
+                    .zip(a.as_ref())
+                    .map(|(b, a)| a.since(b) as f64 / 1e3 / r.sent.max(1) as f64),
+                errors: r.errors,
+            })
+            .collect::<Vec<_>>();
+        rows.push((rate, per_relay));
+    }
+
+    eprintln!("[hop-ab] saturation: {} alternating 1 s closed-loop slices each", args.duration_secs);
+    let mut saturated: Vec<Saturated> =
+        CLIENTS.iter().map(|_| Saturated { cpu_ns: Some(0), ..Default::default() }).collect();
+    let slice =
+        ClosedLoop { workers: args.concurrency, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
+    for spec in &specs {
+        closed_loop::run(spec.clone(), ClosedLoop { duration: WARMUP, ..slice }).await?;
+    }
+    for round in 0..args.duration_secs as usize {
+        for k in crate::turns::order(round, specs.len()) {
+            let before = Runtime::read(relays[k].pid());
+            let r = closed_loop::run(specs[k].clone(), slice).await?;
+            let cpu = before.zip(Runtime::read(relays[k].pid())).map(|(b, a)| a.since(&b));
+            let s = &mut saturated[k];
+            s.completed += r.completed;
+            s.errors += r.errors;
+            s.seconds += slice.duration.as_secs_f64();
+            s.sent += r.sent;
+            s.cpu_ns = s.cpu_ns.zip(cpu).map(|(t, c)| t + c);
+        }
+    }
+    for relay in relays {
+        relay.stop().await?;
+    }
+    println!("{}", markdown(&machine, command, &rows, &saturated));
+    Ok(())
+}
+
+fn markdown(
+    machine: &Machine,
+    command: &str,
+    rows: &[(u32, Vec<AtRate>)],
+    saturated: &[Saturated],
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Proxy-hop client A/B ({}, commit {}, {} CPUs)\n\nCommand: `{command}`\n",
+        machine.date, machine.commit, machine.cpus
+    );
+    let header: Vec<&str> = CLIENTS.iter().map(|c| c.name()).collect();
+    let _ = writeln!(out, "| Rate | Figure | {} |", header.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---:|".repeat(CLIENTS.len()));
+    for (rate, per) in rows {
+        let cells = |f: &dyn Fn(&AtRate) -> String| per.iter().map(f).collect::<Vec<_>>().join(" | ");
+        let _ = writeln!(
+            out,
+            "| {rate} req/s | added p50 | {} |",
+            cells(&|r| format!("{:+.3} ms", r.added_p50_ms))
+        );
+        let _ = writeln!(
+            out,
+            "| {rate} req/s | added p99 | {} |",
+            cells(&|r| format!("{:+.3} ms", r.added_p99_ms))
+        );
+        let _ = writeln!(
+            out,
+            "| {rate} req/s | CPU per request | {} |",
+            cells(&|r| r.cpu_us.map_or("n/a".to_owned(), |c| format!("{c:.1} µs")))
+        );
+        if per.iter().any(|r| r.errors > 0) {
+            let _ = writeln!(out, "| {rate} req/s | errors | {} |", cells(&|r| r.errors.to_string()));
+        }
+    }
+    let sat = |f: &dyn Fn(&Saturated) -> String| saturated.iter().map(f).collect::<Vec<_>>().join(" | ");
+    let _ = writeln!(
+        out,
+        "| saturated | requests/s | {} |",
+        sat(&|s| format!("{:.0}", s.completed as f64 / s.seconds.max(1e-9)))
+    );
+    let _ = writeln!(
+        out,
+        "| saturated | CPU per request | {} |",
+        sat(&|s| s
+            .cpu_ns
+            .map_or("n/a".to_owned(), |ns| format!("{:.1} µs", ns as f64 / 1e3 / s.sent.max(1) as f64)))
+    );
+    if saturated.iter().any(|s| s.errors > 0) {
+        let _ = writeln!(out, "| saturated | errors | {} |", sat(&|s| s.errors.to_string()));
+    }
+    out
+}
