@@ -140,7 +140,7 @@ fn file_sizes(dir: &Path) -> (u64, u64) {
     (size("switchyard.sqlite"), size("switchyard.sqlite-wal"))
 }
 
-fn mib(bytes: u64) -> String {
+fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
@@ -219,8 +219,8 @@ pub async fn run(args: &HistoryArgs, bin: &Path, command: &str) -> anyhow::Resul
         args.rows,
         args.rows,
         fill_rate,
-        mib(db_full),
-        mib(wal_full)
+        megabytes(db_full),
+        megabytes(wal_full)
     );
     let _ = writeln!(
         out,
@@ -252,10 +252,10 @@ pub async fn run(args: &HistoryArgs, bin: &Path, command: &str) -> anyhow::Resul
         "\nRetention cut to {} rows (restart with `--log-retention-rows`), then 600 requests: \
          database {} → {}, write-ahead log {} → {}, {:.1} s after the first request.\n",
         args.rows / 10,
-        mib(db_before),
-        mib(db_after),
-        mib(wal_before),
-        mib(wal_after),
+        megabytes(db_before),
+        megabytes(db_after),
+        megabytes(wal_before),
+        megabytes(wal_after),
         shrink_secs
     );
     println!("{out}");
