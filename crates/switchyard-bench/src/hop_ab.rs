@@ -4,11 +4,17 @@
 //! Three relays, identical but for the client that forwards to the fake upstream
 //! (see [`HopClient`]): hyper's connection-level client, hyper-util's pooled client
 //! and reqwest configured as the gateway's. Each reads the request body whole first,
-//! as the gateway must. The open-loop rates and the saturated closed loop take
-//! turns between them (1 s slices), so host noise lands on all three alike, and the
+//! as the gateway must. The reference relay of the main benchmark runs beside them
+//! as the anchor that ties this run to the main report's relay floor. The open-loop
+//! rates and the saturated closed loop take turns between them (1 s slices, whole
+//! balanced cycles of `turns`), so host noise lands on all of them alike, and the
 //! CPU each relay process used is read from the scheduler per request it served.
 //! The difference between two relays is the cost of the client stack alone: the
 //! gateway around it is the same whichever client it uses.
+//!
+//! One bias, against `hyper-conn`: it dials its upstream connection when a client
+//! connection opens, and each closed-loop slice opens 64 new client connections,
+//! so it alone reconnects upstream every slice.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +35,8 @@ pub struct HopAbArgs {
     /// Open-loop rates (requests/s).
     #[arg(long, value_delimiter = ',', default_value = "10,100,2000")]
     rates: Vec<u32>,
-    /// Measured seconds per rate and of the saturated loop, per relay.
+    /// Measured seconds per rate and of the saturated loop, per relay (rounded up
+    /// to whole balanced cycles of 1 s slices).
     #[arg(long, default_value_t = 10)]
     duration_secs: u64,
     /// Closed-loop workers (= connections) at saturation.
@@ -37,8 +44,18 @@ pub struct HopAbArgs {
     concurrency: usize,
 }
 
-const CLIENTS: [HopClient; 3] = [HopClient::HyperConn, HopClient::HyperPool, HopClient::Reqwest];
+const CLIENTS: [HopClient; 4] =
+    [HopClient::Reference, HopClient::HyperConn, HopClient::HyperPool, HopClient::Reqwest];
 const WARMUP: Duration = Duration::from_secs(1);
+/// Client connections per relay in the open-loop runs (the main benchmark's default).
+const OPEN_LOOP_CONNECTIONS: usize = 64;
+const PATH: &str = "/v1/chat/completions";
+
+/// `secs` rounded up to whole balanced cycles of 1 s slices for `n` targets.
+fn balanced_rounds(secs: u64, n: usize) -> u64 {
+    let cycle = crate::turns::cycle(n) as u64;
+    secs.max(1).div_ceil(cycle) * cycle
+}
 
 /// One relay's figures at one rate.
 struct AtRate {
@@ -68,71 +85,86 @@ pub async fn run(args: &HopAbArgs, exe: &Path, command: &str) -> anyhow::Result<
         relays.push(RelayProcess::start(exe, fast.addr(), client).await?);
     }
     let body = run::chat_body();
-    let direct = run::spec_for(fast.addr(), "/v1/chat/completions", &body)?;
-    let specs: Vec<Arc<RequestSpec>> = relays
-        .iter()
-        .map(|r| run::spec_for(r.addr(), "/v1/chat/completions", &body))
-        .collect::<Result<_, _>>()?;
-
+    let direct = run::spec_for(fast.addr(), PATH, &body)?;
+    let specs: Vec<Arc<RequestSpec>> =
+        relays.iter().map(|r| run::spec_for(r.addr(), PATH, &body)).collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
     for &rate in &args.rates {
-        eprintln!("[hop-ab] {rate} req/s: direct and {} relays, interleaved", CLIENTS.len());
-        let cfg = OpenLoop {
-            rate,
-            warmup: WARMUP,
-            duration: Duration::from_secs(args.duration_secs),
-            connections: 64,
-            until: Until::FullBody,
-            timeout: Duration::from_secs(10),
-        };
-        let mut all = vec![direct.clone()];
-        all.extend(specs.iter().cloned());
-        let before: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
-        let results = open_loop::run(&all, cfg).await?;
-        let after: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
-        let d = &results[0].latency;
-        let per_relay = results[1..]
-            .iter()
-            .zip(before.iter().zip(&after))
-            .map(|(r, (b, a))| AtRate {
-                added_p50_ms: stats::added_ms(r.latency.p50, d.p50),
-                added_p99_ms: stats::added_ms(r.latency.p99, d.p99),
-                cpu_us: b
-                    .as_ref()
-                    .zip(a.as_ref())
-                    .map(|(b, a)| a.since(b) as f64 / 1e3 / r.sent.max(1) as f64),
-                errors: r.errors,
-            })
-            .collect::<Vec<_>>();
-        rows.push((rate, per_relay));
+        rows.push((rate, at_rate(rate, args, &direct, &specs, &relays).await?));
     }
+    let saturated = saturate(args, &specs, &relays).await?;
+    for relay in relays {
+        relay.stop().await?;
+    }
+    println!("{}", markdown(&machine, command, &rows, &saturated));
+    Ok(())
+}
 
-    eprintln!("[hop-ab] saturation: {} alternating 1 s closed-loop slices each", args.duration_secs);
+/// The relays and the direct way interleaved at one open-loop rate.
+async fn at_rate(
+    rate: u32,
+    args: &HopAbArgs,
+    direct: &Arc<RequestSpec>,
+    specs: &[Arc<RequestSpec>],
+    relays: &[RelayProcess],
+) -> anyhow::Result<Vec<AtRate>> {
+    let secs = balanced_rounds(args.duration_secs, specs.len() + 1);
+    eprintln!("[hop-ab] {rate} req/s: direct and {} relays, interleaved, {secs} s each", relays.len());
+    let cfg = OpenLoop {
+        rate,
+        warmup: WARMUP,
+        duration: Duration::from_secs(secs),
+        connections: OPEN_LOOP_CONNECTIONS,
+        until: Until::FullBody,
+        timeout: Duration::from_secs(10),
+    };
+    let mut all = vec![direct.clone()];
+    all.extend(specs.iter().cloned());
+    let before: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
+    let results = open_loop::run(&all, cfg).await?;
+    let after: Vec<_> = relays.iter().map(|r| Runtime::read(r.pid())).collect();
+    let d = &results[0].latency;
+    Ok(results[1..]
+        .iter()
+        .zip(before.iter().zip(&after))
+        .map(|(r, (b, a))| AtRate {
+            added_p50_ms: stats::added_ms(r.latency.p50, d.p50),
+            added_p99_ms: stats::added_ms(r.latency.p99, d.p99),
+            cpu_us: b.as_ref().zip(a.as_ref()).map(|(b, a)| a.since(b) as f64 / 1e3 / r.sent.max(1) as f64),
+            errors: r.errors,
+        })
+        .collect())
+}
+
+/// Alternating 1 s closed-loop slices on each relay, after one warm-up each.
+async fn saturate(
+    args: &HopAbArgs,
+    specs: &[Arc<RequestSpec>],
+    relays: &[RelayProcess],
+) -> anyhow::Result<Vec<Saturated>> {
+    let rounds = balanced_rounds(args.duration_secs, specs.len());
+    eprintln!("[hop-ab] saturation: {rounds} alternating 1 s closed-loop slices each");
     let mut saturated: Vec<Saturated> =
-        CLIENTS.iter().map(|_| Saturated { cpu_ns: Some(0), ..Default::default() }).collect();
+        specs.iter().map(|_| Saturated { cpu_ns: Some(0), ..Default::default() }).collect();
     let slice =
         ClosedLoop { workers: args.concurrency, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
-    for spec in &specs {
+    for spec in specs {
         closed_loop::run(spec.clone(), ClosedLoop { duration: WARMUP, ..slice }).await?;
     }
-    for round in 0..args.duration_secs as usize {
+    for round in 0..rounds as usize {
         for k in crate::turns::order(round, specs.len()) {
             let before = Runtime::read(relays[k].pid());
             let r = closed_loop::run(specs[k].clone(), slice).await?;
             let cpu = before.zip(Runtime::read(relays[k].pid())).map(|(b, a)| a.since(&b));
             let s = &mut saturated[k];
             s.completed += r.completed;
+            s.sent += r.sent;
             s.errors += r.errors;
             s.seconds += slice.duration.as_secs_f64();
-            s.sent += r.sent;
             s.cpu_ns = s.cpu_ns.zip(cpu).map(|(t, c)| t + c);
         }
     }
-    for relay in relays {
-        relay.stop().await?;
-    }
-    println!("{}", markdown(&machine, command, &rows, &saturated));
-    Ok(())
+    Ok(saturated)
 }
 
 fn markdown(

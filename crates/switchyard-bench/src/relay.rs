@@ -30,7 +30,7 @@ use hyper::server::conn::http1 as server_http1;
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client as LegacyClient;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
@@ -43,13 +43,16 @@ pub enum HopClient {
     #[default]
     Reference,
     /// hyper's connection-level client, one upstream connection per client
-    /// connection (a pool could do no better); the request body read whole first.
+    /// connection; the request body read whole first. A lower bound for a pool of
+    /// such connections, which would add a checkout (lock, pop, readiness check).
     HyperConn,
-    /// hyper-util's pooled client (the stack reqwest wraps), HTTP connector with
-    /// `TCP_NODELAY`, 30 s idle pool of 64 per host; the request body read whole first.
+    /// hyper-util's pooled client (the stack reqwest wraps), set up as reqwest sets
+    /// it up: HTTP connector with `TCP_NODELAY`, tokio timers (so idle connections
+    /// are reaped), 30 s idle pool of 64 per host; the request body read whole first.
     HyperPool,
     /// reqwest configured as the gateway's proxy hop (rustls, no redirects,
-    /// `TCP_NODELAY`, 30 s idle pool of 64 per host); the request body read whole first.
+    /// `TCP_NODELAY`, 10 s connect timeout, 30 s idle pool of 64 per host); the
+    /// request body read whole first.
     Reqwest,
 }
 
@@ -80,7 +83,7 @@ pub async fn serve(listen: SocketAddr, upstream: SocketAddr, client: HopClient) 
         tokio::spawn(async move {
             let served = match pooled {
                 Some(pooled) => relay_pooled(stream, pooled).await,
-                None => relay_connection(stream, upstream, client == HopClient::HyperConn).await,
+                None => relay_connection(stream, upstream, client).await,
             };
             if let Err(e) = served {
                 eprintln!("relay: {e:#}");
@@ -95,9 +98,10 @@ enum Pooled {
     Reqwest { client: reqwest::Client, base: String },
 }
 
-/// The pool settings of the gateway's proxy hop (`server.rs`).
+/// The settings of the gateway's proxy hop (`server.rs`, `state.rs`).
 const POOL_IDLE: Duration = Duration::from_secs(30);
 const POOL_MAX_IDLE_PER_HOST: usize = 64;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Pooled {
     fn new(client: HopClient, upstream: SocketAddr) -> anyhow::Result<Pooled> {
@@ -105,6 +109,7 @@ impl Pooled {
         Ok(match client {
             HopClient::Reqwest => Pooled::Reqwest {
                 client: reqwest::Client::builder()
+                    .connect_timeout(CONNECT_TIMEOUT)
                     .pool_idle_timeout(POOL_IDLE)
                     .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
                     .redirect(reqwest::redirect::Policy::none())
@@ -115,7 +120,10 @@ impl Pooled {
             _ => {
                 let mut connector = HttpConnector::new();
                 connector.set_nodelay(true);
+                connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
                 let client = LegacyClient::builder(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .pool_timer(TokioTimer::new())
                     .pool_idle_timeout(POOL_IDLE)
                     .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
                     .build(connector);
@@ -162,9 +170,10 @@ async fn relay_pooled(client: TcpStream, pooled: std::sync::Arc<Pooled>) -> anyh
     Ok(())
 }
 
-/// One client connection over its own upstream connection; `read_whole`: the
-/// request body is collected before it is sent on.
-async fn relay_connection(client: TcpStream, upstream: SocketAddr, read_whole: bool) -> anyhow::Result<()> {
+/// One client connection over its own upstream connection (`Reference` or
+/// `HyperConn`; the latter collects the request body before sending it on).
+async fn relay_connection(client: TcpStream, upstream: SocketAddr, hop: HopClient) -> anyhow::Result<()> {
+    let read_whole = hop == HopClient::HyperConn;
     client.set_nodelay(true)?;
     let stream = TcpStream::connect(upstream).await?;
     stream.set_nodelay(true)?;
