@@ -16,7 +16,9 @@ use hdrhistogram::Histogram;
 use tokio::task::JoinSet;
 
 use crate::client::{self, RequestSpec, Until};
+use crate::machine::Runtime;
 use crate::stats::{self, Summary};
+use crate::turns;
 
 /// One throughput run.
 #[derive(Debug, Clone, Copy)]
@@ -124,4 +126,73 @@ async fn worker(spec: Arc<RequestSpec>, measure_from: Instant, end: Instant) -> 
         }
     }
     Ok(tally)
+}
+
+/// Closed-loop totals over one target's slices (see [`alternate`]).
+#[derive(Debug, Clone, Default)]
+pub struct Saturated {
+    /// Requests completed inside the measured windows.
+    pub completed: u64,
+    /// Requests sent in the measured slices.
+    pub sent: u64,
+    /// Requests sent in the untimed warm-up before the slices.
+    pub warmup_sent: u64,
+    /// Failed requests inside the measured windows.
+    pub errors: u64,
+    /// Measured seconds.
+    pub seconds: f64,
+    /// The target process's on-CPU time over the slices (None without /proc schedstat), ns.
+    pub cpu_ns: Option<u64>,
+    /// The first error, for the log.
+    pub first_error: Option<String>,
+}
+
+impl Saturated {
+    /// Completed per measured second.
+    pub fn rps(&self) -> f64 {
+        self.completed as f64 / self.seconds.max(1e-9)
+    }
+
+    /// The process's CPU per request sent in the measured slices, µs.
+    pub fn cpu_us(&self) -> Option<f64> {
+        self.cpu_ns.map(|ns| ns as f64 / 1e3 / self.sent.max(1) as f64)
+    }
+}
+
+/// `rounds` rounds of one 1-second closed-loop slice per target (a request and the
+/// pid of the process serving it), `workers` workers each, in the carry-over-balanced
+/// order of `turns`, after one untimed `warmup` run of each; the serving process's
+/// on-CPU time is read around each of its slices. One long run after the other would
+/// put whatever drifts over a run on the later target. Totals in the order of `targets`.
+pub async fn alternate(
+    targets: &[(Arc<RequestSpec>, u32)],
+    workers: usize,
+    warmup: Duration,
+    rounds: u32,
+) -> anyhow::Result<Vec<Saturated>> {
+    let slice = ClosedLoop { workers, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
+    let mut totals = Vec::with_capacity(targets.len());
+    for (spec, _) in targets {
+        // Not measured, but served (a gateway's request-log check counts them).
+        let warmup_sent = run(spec.clone(), ClosedLoop { duration: warmup, ..slice }).await?.sent;
+        totals.push(Saturated { warmup_sent, cpu_ns: Some(0), ..Saturated::default() });
+    }
+    for round in 0..rounds as usize {
+        for k in turns::order(round, targets.len()) {
+            let (spec, pid) = &targets[k];
+            let before = Runtime::read(*pid);
+            let result = run(spec.clone(), slice).await?;
+            let cpu = before.zip(Runtime::read(*pid)).map(|(b, a)| a.since(&b));
+            let total = &mut totals[k];
+            total.completed += result.completed;
+            total.sent += result.sent;
+            total.errors += result.errors;
+            total.seconds += slice.duration.as_secs_f64();
+            total.cpu_ns = total.cpu_ns.zip(cpu).map(|(t, c)| t + c);
+            if total.first_error.is_none() {
+                total.first_error = result.first_error;
+            }
+        }
+    }
+    Ok(totals)
 }

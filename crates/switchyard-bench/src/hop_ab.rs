@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::{RequestSpec, Until};
-use crate::closed_loop::{self, ClosedLoop};
+use crate::closed_loop::{self, Saturated};
 use crate::machine::{Machine, Runtime};
 use crate::open_loop::{self, OpenLoop};
 use crate::relay::{HopClient, RelayProcess};
@@ -62,17 +62,6 @@ struct AtRate {
     added_p50_ms: f64,
     added_p99_ms: f64,
     cpu_us: Option<f64>,
-    errors: u64,
-}
-
-/// One relay's saturated figures.
-#[derive(Default)]
-struct Saturated {
-    completed: u64,
-    /// Sent in the slices, finished in them or not: what the CPU is divided by.
-    sent: u64,
-    seconds: f64,
-    cpu_ns: Option<u64>,
     errors: u64,
 }
 
@@ -144,27 +133,8 @@ async fn saturate(
 ) -> anyhow::Result<Vec<Saturated>> {
     let rounds = balanced_rounds(args.duration_secs, specs.len());
     eprintln!("[hop-ab] saturation: {rounds} alternating 1 s closed-loop slices each");
-    let mut saturated: Vec<Saturated> =
-        specs.iter().map(|_| Saturated { cpu_ns: Some(0), ..Default::default() }).collect();
-    let slice =
-        ClosedLoop { workers: args.concurrency, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
-    for spec in specs {
-        closed_loop::run(spec.clone(), ClosedLoop { duration: WARMUP, ..slice }).await?;
-    }
-    for round in 0..rounds as usize {
-        for k in crate::turns::order(round, specs.len()) {
-            let before = Runtime::read(relays[k].pid());
-            let r = closed_loop::run(specs[k].clone(), slice).await?;
-            let cpu = before.zip(Runtime::read(relays[k].pid())).map(|(b, a)| a.since(&b));
-            let s = &mut saturated[k];
-            s.completed += r.completed;
-            s.sent += r.sent;
-            s.errors += r.errors;
-            s.seconds += slice.duration.as_secs_f64();
-            s.cpu_ns = s.cpu_ns.zip(cpu).map(|(t, c)| t + c);
-        }
-    }
-    Ok(saturated)
+    let targets: Vec<_> = specs.iter().cloned().zip(relays.iter().map(RelayProcess::pid)).collect();
+    closed_loop::alternate(&targets, args.concurrency, WARMUP, u32::try_from(rounds)?).await
 }
 
 fn markdown(
@@ -180,7 +150,7 @@ fn markdown(
         "### Proxy-hop client A/B ({}, commit {}, {} CPUs)\n\nCommand: `{command}`\n",
         machine.date, machine.commit, machine.cpus
     );
-    let header: Vec<&str> = CLIENTS.iter().map(|c| c.name()).collect();
+    let header: Vec<String> = CLIENTS.iter().map(|c| c.name()).collect();
     let _ = writeln!(out, "| Rate | Figure | {} |", header.join(" | "));
     let _ = writeln!(out, "|---|---|{}", "---:|".repeat(CLIENTS.len()));
     for (rate, per) in rows {
@@ -205,17 +175,11 @@ fn markdown(
         }
     }
     let sat = |f: &dyn Fn(&Saturated) -> String| saturated.iter().map(f).collect::<Vec<_>>().join(" | ");
-    let _ = writeln!(
-        out,
-        "| saturated | requests/s | {} |",
-        sat(&|s| format!("{:.0}", s.completed as f64 / s.seconds.max(1e-9)))
-    );
+    let _ = writeln!(out, "| saturated | requests/s | {} |", sat(&|s| format!("{:.0}", s.rps())));
     let _ = writeln!(
         out,
         "| saturated | CPU per request | {} |",
-        sat(&|s| s
-            .cpu_ns
-            .map_or("n/a".to_owned(), |ns| format!("{:.1} µs", ns as f64 / 1e3 / s.sent.max(1) as f64)))
+        sat(&|s| s.cpu_us().map_or("n/a".to_owned(), |c| format!("{c:.1} µs")))
     );
     if saturated.iter().any(|s| s.errors > 0) {
         let _ = writeln!(out, "| saturated | errors | {} |", sat(&|s| s.errors.to_string()));

@@ -18,6 +18,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -57,26 +58,17 @@ pub enum HopClient {
 }
 
 impl HopClient {
-    /// Its name on the command line and in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            HopClient::Reference => "reference",
-            HopClient::HyperConn => "hyper-conn",
-            HopClient::HyperPool => "hyper-pool",
-            HopClient::Reqwest => "reqwest",
-        }
+    /// Its name on the command line and in the report (clap's, so the two cannot differ).
+    pub fn name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
     }
 }
 
 /// Serves the relay forever (the `relay` subcommand).
 pub async fn serve(listen: SocketAddr, upstream: SocketAddr, client: HopClient) -> anyhow::Result<()> {
     let listener = TcpListener::bind(listen).await?;
-    let pooled = match client {
-        HopClient::Reference | HopClient::HyperConn => None,
-        HopClient::HyperPool | HopClient::Reqwest => {
-            Some(std::sync::Arc::new(Pooled::new(client, upstream)?))
-        }
-    };
+    let pooled = Pooled::for_client(client, upstream)?.map(Arc::new);
     loop {
         let (stream, _) = listener.accept().await?;
         let pooled = pooled.clone();
@@ -104,9 +96,11 @@ const POOL_MAX_IDLE_PER_HOST: usize = 64;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Pooled {
-    fn new(client: HopClient, upstream: SocketAddr) -> anyhow::Result<Pooled> {
+    /// The shared client of a pooled `client`; None for the per-connection ones.
+    fn for_client(client: HopClient, upstream: SocketAddr) -> anyhow::Result<Option<Pooled>> {
         let base = format!("http://{upstream}");
-        Ok(match client {
+        Ok(Some(match client {
+            HopClient::Reference | HopClient::HyperConn => return Ok(None),
             HopClient::Reqwest => Pooled::Reqwest {
                 client: reqwest::Client::builder()
                     .connect_timeout(CONNECT_TIMEOUT)
@@ -117,7 +111,7 @@ impl Pooled {
                     .build()?,
                 base,
             },
-            _ => {
+            HopClient::HyperPool => {
                 let mut connector = HttpConnector::new();
                 connector.set_nodelay(true);
                 connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
@@ -129,7 +123,7 @@ impl Pooled {
                     .build(connector);
                 Pooled::HyperPool { client: Box::new(client), base }
             }
-        })
+        }))
     }
 
     /// Forwards one request, its body read whole first.
@@ -160,7 +154,7 @@ impl Pooled {
 /// A relayed answer's body, whichever client fetched it.
 type RelayBody = Either<Incoming, reqwest::Body>;
 
-async fn relay_pooled(client: TcpStream, pooled: std::sync::Arc<Pooled>) -> anyhow::Result<()> {
+async fn relay_pooled(client: TcpStream, pooled: Arc<Pooled>) -> anyhow::Result<()> {
     client.set_nodelay(true)?;
     let service = service_fn(move |request| {
         let pooled = pooled.clone();
@@ -183,7 +177,7 @@ async fn relay_connection(client: TcpStream, upstream: SocketAddr, hop: HopClien
         let _ = driver.await;
     });
     // One request at a time per HTTP/1.1 connection, so the lock is never contended.
-    let sender = std::sync::Arc::new(Mutex::new(sender));
+    let sender = Arc::new(Mutex::new(sender));
     let service = service_fn(move |req: Request<Incoming>| {
         let sender = sender.clone();
         async move {
@@ -274,7 +268,7 @@ mod tests {
         let upstream = FakeUpstream::start(Pace::Fast).await?;
         let direct = answer(upstream.addr()).await?;
         assert_eq!(direct.0, http::StatusCode::OK);
-        for client in [HopClient::Reference, HopClient::HyperConn, HopClient::HyperPool, HopClient::Reqwest] {
+        for &client in <HopClient as clap::ValueEnum>::value_variants() {
             let listen = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
             let relay = tokio::spawn(serve(listen, upstream.addr(), client));
             let mut relayed = None;

@@ -3,8 +3,8 @@
 //!
 //! - **Latency**: both models interleaved slice by slice in one open-loop run at
 //!   the phase's rate, so host noise falls on both alike.
-//! - **CPU and throughput**: closed-loop slices of one second, alternating between
-//!   the two models, with the gateway's on-CPU time read around each slice. One long
+//! - **CPU and throughput**: closed-loop slices of one second, the two models taking
+//!   turns in the carry-over-balanced order of `turns`, with the gateway's on-CPU time read around each slice. One long
 //!   run after the other put whatever drifts over a run (the log's growth and its
 //!   retention passes, the host) on the second; a difference of ×1.1–×1.3 between
 //!   identical runs was noise of that kind.
@@ -12,13 +12,9 @@
 //! Routing work that grows with the number of connections (planning, filtering,
 //! ordering, the route written to the log) shows up as a difference here.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use crate::client::{RequestSpec, Until};
-use crate::closed_loop::{self, ClosedLoop};
+use crate::client::Until;
+use crate::closed_loop::{self, Saturated};
 use crate::gateway::{self, GatewayProcess, POOL_SIZE};
-use crate::machine::Runtime;
 use crate::open_loop::{self, OpenLoopResult};
 use crate::run::{self, Settings};
 
@@ -56,7 +52,10 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
     eprintln!(
         "[bench] scaling: closed loop, {slices} alternating 1 s slices of 1 and {POOL_SIZE} connections"
     );
-    let (one_throughput, pool_throughput) = alternate(gw, settings, &one, &pool, slices).await?;
+    let targets = [(one.clone(), gw.pid()), (pool.clone(), gw.pid())];
+    let totals = closed_loop::alternate(&targets, settings.concurrency, settings.warmup, slices).await?;
+    let [one_throughput, pool_throughput] = <[Saturated; 2]>::try_from(totals)
+        .map_err(|_| anyhow::anyhow!("closed loop returned too few totals"))?;
     for (what, r) in [("one", &one_throughput), ("pool", &pool_throughput)] {
         if let Some(e) = &r.first_error {
             eprintln!("[bench]   scaling {what}: {} error(s), first: {e}", r.errors);
@@ -72,76 +71,6 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
         pool_throughput,
         cpu_us,
     })
-}
-
-/// Closed-loop totals over a model's slices.
-#[derive(Debug, Clone, Default)]
-pub struct Saturated {
-    /// Requests completed inside the measured windows.
-    pub completed: u64,
-    /// Requests sent in the measured slices.
-    pub sent: u64,
-    /// Requests sent in the untimed warm-up before the slices.
-    pub warmup_sent: u64,
-    /// Failed requests inside the measured windows.
-    pub errors: u64,
-    /// Measured seconds.
-    pub seconds: f64,
-    /// The gateway's on-CPU time over the slices (None without /proc schedstat), ns.
-    pub cpu_ns: Option<u64>,
-    /// The first error, for the log.
-    pub first_error: Option<String>,
-}
-
-impl Saturated {
-    /// Completed per measured second.
-    pub fn rps(&self) -> f64 {
-        self.completed as f64 / self.seconds.max(1e-9)
-    }
-
-    /// Gateway CPU per request sent in the measured slices, µs.
-    fn cpu_us(&self) -> Option<f64> {
-        self.cpu_ns.map(|ns| ns as f64 / 1e3 / self.sent.max(1) as f64)
-    }
-}
-
-/// `slices` rounds of one 1-second closed-loop slice on each spec, alternating,
-/// after one untimed warm-up of each.
-async fn alternate(
-    gw: &GatewayProcess,
-    settings: &Settings,
-    one: &Arc<RequestSpec>,
-    pool: &Arc<RequestSpec>,
-    slices: u32,
-) -> anyhow::Result<(Saturated, Saturated)> {
-    let workers = settings.concurrency;
-    let slice = ClosedLoop { workers, warmup: Duration::ZERO, duration: Duration::from_secs(1) };
-    let mut totals = [
-        Saturated { cpu_ns: Some(0), ..Saturated::default() },
-        Saturated { cpu_ns: Some(0), ..Saturated::default() },
-    ];
-    for (spec, total) in [one, pool].into_iter().zip(totals.iter_mut()) {
-        let warmup = ClosedLoop { workers, warmup: Duration::ZERO, duration: settings.warmup };
-        // Not measured, but sent through the gateway (the request-log check counts them).
-        total.warmup_sent = closed_loop::run(spec.clone(), warmup).await?.sent;
-    }
-    for _ in 0..slices {
-        for (spec, total) in [one, pool].into_iter().zip(totals.iter_mut()) {
-            let before = Runtime::read(gw.pid());
-            let result = closed_loop::run(spec.clone(), slice).await?;
-            let cpu = before.zip(Runtime::read(gw.pid())).map(|(b, a)| a.since(&b));
-            total.completed += result.completed;
-            total.sent += result.sent;
-            total.errors += result.errors;
-            total.seconds += slice.duration.as_secs_f64();
-            total.cpu_ns = total.cpu_ns.zip(cpu).map(|(t, c)| t + c);
-            if total.first_error.is_none() {
-                total.first_error = result.first_error;
-            }
-        }
-    }
-    let [one, pool] = totals;
-    Ok((one, pool))
 }
 
 /// The report section.
