@@ -23,6 +23,7 @@ use crate::conn::ConnectionOptions;
 use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
+use crate::proxy::hop::{HopClient, side_call_client};
 use crate::request_log::{FLUSH_TIMEOUT, RequestLogSink, spawn_writer};
 use crate::resilience::Resilience;
 use crate::routing::RoutingTable;
@@ -156,17 +157,11 @@ impl Gateway {
         let (token, mut token_source) = management_token(&config.data_dir, config.management_token.clone())?;
         let team = (store.backend() == Backend::Postgres).then(Team::new);
 
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.proxy.connect_timeout)
-            // Keep a bounded idle pool: a burst of 1,000 streams must not pin 1,000
-            // upstream sockets (and their buffers) for minutes afterwards.
-            .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(64)
-            // A gateway relays redirects to the client; it never follows them itself.
-            .redirect(reqwest::redirect::Policy::none())
-            .tcp_nodelay(true)
+        let hop = HopClient::new(config.proxy.connect_timeout, &config.proxy.upstream_proxy)
+            .context("building the proxy hop's HTTP client")?;
+        let http = side_call_client(config.proxy.connect_timeout)
             .build()
-            .context("building the upstream HTTP client")?;
+            .context("building the side calls' HTTP client")?;
         let routing = Arc::new(ArcSwap::from_pointee(RoutingTable::default()));
         let listener = TcpListener::bind(config.listen)
             .await
@@ -258,6 +253,7 @@ impl Gateway {
         let sleeper = config.sleeper.clone().unwrap_or_else(|| Arc::new(ClockSleeper(config.clock.clone())));
         let state = Arc::new(GatewayState {
             routing,
+            hop,
             http,
             clock: config.clock.clone(),
             log,

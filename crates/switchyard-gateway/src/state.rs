@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use crate::clock::GatewayClock;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
+use crate::proxy::hop::{HopClient, UpstreamProxy};
 use crate::request_log::RequestLogSink;
 use crate::resilience::Resilience;
 use crate::routing::SharedRouting;
@@ -25,6 +26,8 @@ pub struct ProxyOptions {
     pub connect_timeout: Duration,
     /// Time allowed to read a failed attempt's error body.
     pub error_body_timeout: Duration,
+    /// The proxy upstreams are reached through (the environment's by default).
+    pub upstream_proxy: UpstreamProxy,
 }
 
 impl Default for ProxyOptions {
@@ -33,6 +36,7 @@ impl Default for ProxyOptions {
             max_body_bytes: 32 * 1024 * 1024,
             connect_timeout: Duration::from_secs(10),
             error_body_timeout: Duration::from_secs(5),
+            upstream_proxy: UpstreamProxy::FromEnv,
         }
     }
 }
@@ -41,7 +45,9 @@ impl Default for ProxyOptions {
 pub struct GatewayState {
     /// The routing snapshot.
     pub routing: SharedRouting,
-    /// Shared upstream HTTP client (connection pool).
+    /// The proxy hop's client (ADR 0011): every forwarded request.
+    pub hop: HopClient,
+    /// The side calls' client (usage and limit-reset calls, OAuth refresh).
     pub http: reqwest::Client,
     /// The one clock (engine, deadlines, watchdogs, waits).
     pub clock: Arc<dyn GatewayClock>,

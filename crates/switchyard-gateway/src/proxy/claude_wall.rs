@@ -21,6 +21,7 @@ use switchyard_resilience::claude_wall::{
 use switchyard_types::ApiFormat;
 use switchyard_types::resilience::ClaudeResetResult;
 
+use crate::proxy::hop::HopResponse;
 use crate::routing::Connection;
 use crate::routing::connection::UpstreamAuth;
 use crate::state::GatewayState;
@@ -78,7 +79,7 @@ impl WallHook {
         &self,
         state: &GatewayState,
         conn: &Connection,
-        response: &reqwest::Response,
+        response: &HopResponse,
         sent_slow: bool,
         wait: &mut WaitWindow,
         deadline: Instant,
@@ -95,7 +96,7 @@ impl WallHook {
         &self,
         state: &GatewayState,
         conn: &Connection,
-        response: &reqwest::Response,
+        response: &HopResponse,
         sent_slow: bool,
         wait: &mut WaitWindow,
         deadline: Instant,

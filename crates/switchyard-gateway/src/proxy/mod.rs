@@ -24,6 +24,7 @@ mod forward;
 mod frontier;
 mod guard;
 pub(crate) mod headers;
+pub mod hop;
 mod keepalive;
 pub mod lease;
 mod redact;

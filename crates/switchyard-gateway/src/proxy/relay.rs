@@ -47,8 +47,7 @@ use crate::clock::{GatewayClock, Wait};
 use crate::errors::stream_error_frame;
 use crate::request_log::AttemptLog;
 
-/// The upstream body stream.
-pub type UpstreamStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
+pub use super::hop::UpstreamStream;
 
 /// The no-progress budget of an SSE stream and its timer.
 struct StallWatch {

@@ -47,21 +47,31 @@ const LOCAL_OS_ERRORS: [i32; 5] = [
 ];
 
 impl UpstreamError {
-    /// Classifies a failed send or body read of the upstream HTTP client.
-    pub fn from_reqwest(e: &reqwest::Error, before_headers: bool) -> UpstreamError {
+    /// Classifies a failed send or body read of the proxy hop (hyper's errors on the
+    /// direct path, reqwest's through a proxy), by what its cause chain holds.
+    pub fn from_hop(e: &(dyn std::error::Error + 'static), before_headers: bool) -> UpstreamError {
         if let Some(os) = os_error(e)
             && LOCAL_OS_ERRORS.contains(&os)
         {
             return UpstreamError::Local(format!("the gateway is out of resources: {}", chain(e)));
         }
-        if e.is_builder() {
-            return UpstreamError::Local(format!("the request could not be built: {}", chain(e)));
+        if let Some(r) = find::<reqwest::Error>(e) {
+            if r.is_builder() {
+                return UpstreamError::Local(format!("the request could not be built: {}", chain(e)));
+            }
+            if r.is_connect() {
+                return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
+            }
+            if r.is_timeout() {
+                return UpstreamError::Timeout { waiting_for: "a connection", budget_ms: None };
+            }
         }
-        if e.is_connect() {
+        // The connector's failures (refused, DNS, TLS, the connect timeout) all say
+        // the upstream could not be reached.
+        if find::<hyper_util::client::legacy::Error>(e)
+            .is_some_and(hyper_util::client::legacy::Error::is_connect)
+        {
             return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
-        }
-        if e.is_timeout() {
-            return UpstreamError::Timeout { waiting_for: "a connection", budget_ms: None };
         }
         let what = if before_headers { "before its headers" } else { "before its first byte" };
         UpstreamError::BrokenBeforeFirstByte(format!(
@@ -128,12 +138,23 @@ impl UpstreamError {
 /// engine's `lastError`.
 const TOKEN_REJECTED_BODY: &str = "token refresh rejected by the token endpoint";
 
+/// The first error of type `T` in `e`'s cause chain.
+fn find<'a, T: std::error::Error + 'static>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut source: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(found) = s.downcast_ref::<T>() {
+            return Some(found);
+        }
+        source = s.source();
+    }
+    None
+}
+
 fn os_error(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    // The first I/O error that carries an OS code (a wrapper may come first).
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && let Some(code) = io.raw_os_error()
-        {
+        if let Some(code) = s.downcast_ref::<std::io::Error>().and_then(std::io::Error::raw_os_error) {
             return Some(code);
         }
         source = s.source();

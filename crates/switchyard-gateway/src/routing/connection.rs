@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use http::HeaderValue;
+use http::Uri;
+use http::uri::PathAndQuery;
 use secrecy::SecretString;
 use serde_json::Value;
 use switchyard_resilience::flow::{ConnectionFlow, FlowControl, FlowLimits};
@@ -76,7 +78,7 @@ pub struct Connection {
     /// Pre-built credentials.
     pub auth: UpstreamAuth,
     /// Upstream URLs per endpoint, parsed once (`UpstreamEndpoint` order).
-    urls: [Option<reqwest::Url>; 4],
+    urls: [Option<Uri>; 4],
     /// OAuth refresh material (OAuth connections with a refresh token).
     pub oauth: Option<OauthRefresh>,
     /// Provider-specific options.
@@ -202,7 +204,7 @@ impl Connection {
             (AuthKind::None, _) => UpstreamAuth::None,
         };
         let base_url = effective_base_url(record);
-        let parse = |e: UpstreamEndpoint| reqwest::Url::parse(&format!("{base_url}{}", e.path())).ok();
+        let parse = |e: UpstreamEndpoint| upstream_uri(&format!("{base_url}{}", e.path()));
         let urls = [
             parse(UpstreamEndpoint::Messages),
             parse(UpstreamEndpoint::CountTokens),
@@ -234,17 +236,33 @@ impl Connection {
 
     /// The full upstream URL for `endpoint`, keeping the client's query string. The
     /// base is parsed once per connection, not per request.
-    pub fn url(&self, endpoint: UpstreamEndpoint, query: Option<&str>) -> Option<reqwest::Url> {
+    pub fn url(&self, endpoint: UpstreamEndpoint, query: Option<&str>) -> Option<Uri> {
         let index = match endpoint {
             UpstreamEndpoint::Messages => 0,
             UpstreamEndpoint::CountTokens => 1,
             UpstreamEndpoint::ChatCompletions => 2,
             UpstreamEndpoint::Responses => 3,
         };
-        let mut url = self.urls[index].clone()?;
-        if let Some(q) = query.filter(|q| !q.is_empty()) {
-            url.set_query(Some(q));
+        let url = self.urls[index].as_ref()?;
+        match query.filter(|q| !q.is_empty()) {
+            None => Some(url.clone()),
+            Some(q) => {
+                let mut parts = url.clone().into_parts();
+                let path = parts.path_and_query.as_ref().map_or("/", PathAndQuery::path);
+                parts.path_and_query = Some(PathAndQuery::try_from(format!("{path}?{q}")).ok()?);
+                Uri::from_parts(parts).ok()
+            }
         }
-        Some(url)
     }
+}
+
+/// An upstream URL as the proxy hop sends it: parsed (and normalized: host case,
+/// percent-encoding, dot segments) as a WHATWG URL first, as the settings validate
+/// it, then as an absolute `http`/`https` URI.
+fn upstream_uri(text: &str) -> Option<Uri> {
+    let url = reqwest::Url::parse(text).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    Uri::try_from(url.as_str()).ok()
 }

@@ -19,7 +19,8 @@ use switchyard_resilience::stream_watch::throughput::ThroughputPolicy;
 
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
-use crate::proxy::relay::{Relay, RelayParts, UpstreamStream};
+use crate::proxy::hop::{HopResponse, UpstreamStream, body_stream};
+use crate::proxy::relay::{Relay, RelayParts};
 use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming};
 use crate::proxy::translation::format_of;
 use crate::proxy::upstream_error::UpstreamError;
@@ -32,7 +33,7 @@ struct Ready {
 }
 
 /// Waits for readiness, then commits to relaying `response`.
-pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> AttemptResult {
+pub(super) async fn relay(cx: AttemptCx<'_>, response: HopResponse) -> AttemptResult {
     let status = response.status().as_u16();
     // Reset-aware combos order by the quota reset each account last announced.
     if let Some(at) = quota_reset_from_headers(response.headers(), cx.state.clock.now_wall()) {
@@ -40,7 +41,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: reqwest::Response) -> Att
     }
     let sse = is_event_stream(response.headers());
     let mut client_headers = client_headers(&cx, response.headers(), sse);
-    let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
+    let mut stream = body_stream(response.into_body());
     let ready = tokio::select! {
         ready = until_ready(&mut stream, sse, &cx) => ready,
         () = cx.state.clock.sleep_until(cx.budgets.wait_until()) => {
@@ -137,7 +138,7 @@ const MAX_TRANSLATED_BODY: usize = 64 * 1024 * 1024;
 async fn read_rest(stream: &mut UpstreamStream, first: Option<Bytes>) -> Result<Bytes, UpstreamError> {
     let mut body = BytesMut::from(first.unwrap_or_default().as_ref());
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| UpstreamError::from_reqwest(&e, false))?;
+        let chunk = chunk.map_err(|e| UpstreamError::from_hop(&*e, false))?;
         body.extend_from_slice(&chunk);
         if body.len() > MAX_TRANSLATED_BODY {
             return Err(UpstreamError::BrokenBeforeFirstByte("the upstream's answer is over 64 MiB".into()));
@@ -156,7 +157,7 @@ async fn until_ready(
         return match stream.next().await {
             Some(Ok(chunk)) => Ok(Ready { first: Some(chunk), sse: None }),
             None => Ok(Ready { first: None, sse: None }),
-            Some(Err(e)) => Err(UpstreamError::from_reqwest(&e, false)),
+            Some(Err(e)) => Err(UpstreamError::from_hop(&*e, false)),
         };
     }
     let mut framing = SseFraming::default();
@@ -185,7 +186,7 @@ async fn until_ready(
                     ));
                 }
             }
-            Some(Err(e)) => return Err(UpstreamError::from_reqwest(&e, false)),
+            Some(Err(e)) => return Err(UpstreamError::from_hop(&*e, false)),
             None => {
                 return Err(UpstreamError::BrokenBeforeFirstByte(
                     "the stream ended before its first event".into(),

@@ -13,6 +13,7 @@ use super::AttemptCx;
 use super::credentials::refresh_error;
 use crate::proxy::claude_wall::{WallAction, WallHook};
 use crate::proxy::headers::{LONG_CONTEXT_BETA_FLAG, add_beta_flag, upstream_headers};
+use crate::proxy::hop::HopResponse;
 use crate::proxy::translation::native_body;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::routing::Connection;
@@ -25,7 +26,7 @@ pub(super) async fn send(
     cx: &mut AttemptCx<'_>,
     mut sender: Arc<Connection>,
     wait: &mut WaitWindow,
-) -> Result<reqwest::Response, UpstreamError> {
+) -> Result<HopResponse, UpstreamError> {
     let (state, req, candidate) = (cx.state, cx.req, cx.candidate);
     let conn = &candidate.connection;
     let mut refreshed_after_401 = false;
@@ -46,9 +47,9 @@ pub(super) async fn send(
         }
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
-        let request = state.http.post(url).headers(headers).body(body.clone()).send();
+        let request = state.hop.post(url, headers, body.clone());
         let response = tokio::select! {
-            sent = request => sent.map_err(|e| UpstreamError::from_reqwest(&e, true))?,
+            sent = request => sent.map_err(|e| UpstreamError::from_hop(&*e, true))?,
             () = state.clock.sleep_until(cx.budgets.wait_until()) => return Err(cx.budgets.expired("answer")),
         };
         if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {

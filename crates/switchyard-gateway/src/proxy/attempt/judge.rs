@@ -19,17 +19,17 @@ use switchyard_resilience::classify::Action;
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::proxy::failure::{Failure, error_detail};
+use crate::proxy::hop::{HopError, HopResponse, UpstreamStream, body_stream};
 use crate::proxy::redact::Redactor;
-use crate::proxy::relay::UpstreamStream;
 
 /// How much of an error answer is read for the verdict.
 pub const ERROR_PEEK_LIMIT: usize = 64 * 1024;
 
 /// Judges an error answer and obeys the verdict.
-pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: reqwest::Response) -> AttemptResult {
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let mut stream: UpstreamStream = Box::pin(response.bytes_stream());
+pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: HopResponse) -> AttemptResult {
+    let (parts, body) = response.into_parts();
+    let (status, headers) = (parts.status.as_u16(), parts.headers);
+    let mut stream = body_stream(body);
     let budget = cx.state.options.error_body_timeout;
     let raw = read_prefix(&cx, &mut stream, budget).await;
     // The upstream may echo a credential: nothing below sees it (the client, the
@@ -123,7 +123,7 @@ fn relay_as_is(
         }
         None => (prefix, rest),
     };
-    let body = futures_util::stream::once(async move { Ok::<Bytes, reqwest::Error>(prefix) })
+    let body = futures_util::stream::once(async move { Ok::<Bytes, HopError>(prefix) })
         .chain(rest)
         .map(|r| r.map_err(std::io::Error::other));
     let mut builder =
