@@ -84,6 +84,18 @@ pub struct Target<'a> {
     pub model: &'a str,
 }
 
+impl<C: Candidate + ?Sized> Candidate for &C {
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
+    fn connection(&self) -> &str {
+        (**self).connection()
+    }
+    fn model(&self) -> &str {
+        (**self).model()
+    }
+}
+
 impl Candidate for Target<'_> {
     fn provider(&self) -> &str {
         self.provider

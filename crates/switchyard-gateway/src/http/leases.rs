@@ -16,7 +16,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
 use serde::{Deserialize, Serialize};
-use switchyard_resilience::{Decision, Target};
+use switchyard_resilience::Decision;
 use switchyard_types::{ClientFormat, ErrorCode, UnixMillis};
 
 use super::body::read_whole;
@@ -231,12 +231,7 @@ fn free_candidates(
     now: UnixMillis,
 ) -> Result<Vec<LeaseSlot>, GatewayError> {
     let plan = plan_any_format(table, model, key)?;
-    let targets: Vec<Target<'_>> = plan
-        .candidates
-        .iter()
-        .map(|c| Target { provider: &c.connection.provider, connection: &c.connection.id, model: &c.model })
-        .collect();
-    let selection = state.resilience.engine.filter(&targets);
+    let selection = state.resilience.engine.filter(&plan.candidates);
     let code = match selection.decision(now) {
         Decision::Proceed => None,
         Decision::AllCoolingDown { retry_after_secs, .. } => {
@@ -245,8 +240,14 @@ fn free_candidates(
         Decision::NoExecutableTargets => Some((ErrorCode::NoExecutableTargets, None)),
     };
     if let Some((code, retry)) = code {
-        let excluded = selection.excluded_views(&targets, now);
-        return Err(crate::proxy::excluded_targets_error(model, targets.len(), code, &excluded, retry));
+        let excluded = selection.excluded_views(&plan.candidates, now);
+        return Err(crate::proxy::excluded_targets_error(
+            model,
+            plan.candidates.len(),
+            code,
+            &excluded,
+            retry,
+        ));
     }
     let mut slots: Vec<LeaseSlot> = Vec::new();
     for &i in &selection.eligible {

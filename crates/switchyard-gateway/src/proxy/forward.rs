@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use axum::response::Response;
 use http::HeaderMap;
+use switchyard_resilience::Decision;
 use switchyard_resilience::claude_wall::WaitWindow;
 use switchyard_resilience::flow::FlowPermit;
-use switchyard_resilience::{Decision, Target};
 use switchyard_types::{ClientFormat, ErrorCode, UnixMillis};
 use tracing::Instrument;
 
@@ -29,7 +29,7 @@ use super::trace::Trace;
 use crate::affinity::SessionKey;
 use crate::errors::{ErrorFormat, GatewayError};
 use crate::routing::connection::pace_budget_ms;
-use crate::routing::{CandidatePlan, UpstreamEndpoint};
+use crate::routing::{Candidate, CandidatePlan, UpstreamEndpoint};
 use crate::state::{AppState, GatewayState};
 
 /// A client request ready to forward.
@@ -171,19 +171,14 @@ async fn pass(
     trace: &mut Trace,
 ) -> Pass {
     let engine = &state.resilience.engine;
-    let targets: Vec<Target<'_>> = req
-        .plan
-        .candidates
-        .iter()
-        .map(|c| Target { provider: &c.connection.provider, connection: &c.connection.id, model: &c.model })
-        .collect();
+    let targets: &[Candidate] = &req.plan.candidates;
     let started = engine.now();
     let mut frontier = Frontier::new(state, req, started);
-    let selection = frontier.first(engine, &targets, trace);
+    let selection = frontier.first(engine, targets, trace);
     match selection.decision(started) {
         Decision::Proceed => {}
         Decision::AllCoolingDown { retry_after_secs, .. } => {
-            let excluded = selection.excluded_views(&targets, started);
+            let excluded = selection.excluded_views(targets, started);
             let error =
                 excluded_error(req, ErrorCode::AllTargetsCoolingDown, &excluded, Some(retry_after_secs));
             return match combo_wait::transient_until(&selection) {
@@ -192,7 +187,7 @@ async fn pass(
             };
         }
         Decision::NoExecutableTargets => {
-            let excluded = selection.excluded_views(&targets, started);
+            let excluded = selection.excluded_views(targets, started);
             let error = excluded_error(req, ErrorCode::NoExecutableTargets, &excluded, None);
             return Pass::Done(error.render(ErrorFormat::Client(req.format)));
         }
@@ -222,7 +217,7 @@ async fn pass(
         // The judged candidates first; the frontier judges more only when they are
         // used up, and a request waits only once every candidate is judged.
         while let Some(index) = pending.pop_front().or_else(|| {
-            frontier.more(engine, &targets, trace).and_then(|more| {
+            frontier.more(engine, targets, trace).and_then(|more| {
                 pending.extend(more);
                 pending.pop_front()
             })
@@ -234,7 +229,7 @@ async fn pass(
             let slot = if full { None } else { candidate.connection.flow.try_enter(&candidate.model).ok() };
             match slot {
                 Some(slot) => {
-                    let view = PassView { targets: &targets, started, failed: session.failed_indices() };
+                    let view = PassView { targets, started, failed: session.failed_indices() };
                     let result = dispatch(state, req, &view, index, slot, wall_wait).await;
                     if let Some(done) =
                         settle(state, req, (&mut session, trace), index, result, &mut failures)
@@ -260,7 +255,7 @@ async fn pass(
             }
             Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
-        let view = PassView { targets: &targets, started, failed: session.failed_indices() };
+        let view = PassView { targets, started, failed: session.failed_indices() };
         let result = dispatch(state, req, &view, index, slot, wall_wait).await;
         if let Some(done) = settle(state, req, (&mut session, trace), index, result, &mut failures) {
             return done;
@@ -270,13 +265,13 @@ async fn pass(
     if failures.is_empty() {
         // Every eligible target was taken out between the filter and dispatch: by
         // the engine, or by leases taken meanwhile.
-        let selection = engine.filter(&targets);
+        let selection = engine.filter(targets);
         trace.excluded(&selection.excluded);
         if let Err(error) = lease::restrict(state, req, &mut selection.eligible.clone()) {
             return Pass::Done(error.render(ErrorFormat::Client(req.format)));
         }
         let now = engine.now();
-        let excluded = selection.excluded_views(&targets, now);
+        let excluded = selection.excluded_views(targets, now);
         let retry = match selection.decision(now) {
             Decision::AllCoolingDown { retry_after_secs, .. } => Some(retry_after_secs),
             _ => None,
@@ -291,7 +286,7 @@ async fn pass(
     if failures.iter().all(|f| combo_wait::is_transient(f.reason)) {
         // The refusals cooled their connections (or not, for a refusal that does
         // not cool): the next pass finds out how long to wait.
-        let until = combo_wait::transient_until(&engine.filter(&targets));
+        let until = combo_wait::transient_until(&engine.filter(targets));
         return Pass::Transient { error, until };
     }
     Pass::Done(error.render(ErrorFormat::Client(req.format)))
@@ -333,7 +328,7 @@ fn settle(
 /// What [`dispatch`] reads of its pass: the targets, when the pass started, and
 /// the candidates that already failed in it.
 struct PassView<'p> {
-    targets: &'p [Target<'p>],
+    targets: &'p [Candidate],
     started: UnixMillis,
     failed: &'p [usize],
 }
@@ -352,10 +347,10 @@ async fn dispatch(
     slot: FlowPermit,
     wait: &mut WaitWindow,
 ) -> Option<AttemptResult> {
-    let (candidate, target) = (req.plan.candidates.get(index)?, pass.targets.get(index)?);
+    let candidate = pass.targets.get(index)?;
     let engine = &state.resilience.engine;
     // The engine first: a lease moves only for a dispatch that will happen.
-    let permit = engine.begin_since(*target, Some(pass.started)).ok()?;
+    let permit = engine.begin_since(candidate.target(), Some(pass.started)).ok()?;
     match lease::fence(state, req, pass.targets, candidate, pass.failed).await {
         Fence::Go => {}
         Fence::Skip => return None,

@@ -13,12 +13,13 @@
 //!
 //! Otherwise the first call judges them all, as before.
 
-use switchyard_resilience::{Engine, Selection, Target};
+use switchyard_resilience::{Engine, Selection};
 use switchyard_types::UnixMillis;
 use switchyard_types::api::ComboStrategy;
 
 use super::forward::ForwardRequest;
 use super::trace::Trace;
+use crate::routing::Candidate;
 use crate::state::GatewayState;
 
 /// Candidates judged per step when judging lazily: enough that a failover rarely
@@ -50,7 +51,7 @@ impl Frontier {
 
     /// The pass's first selection: chunks are judged until one has an eligible
     /// candidate, or all are judged (then it is the whole plan's selection).
-    pub(super) fn first(&mut self, engine: &Engine, targets: &[Target<'_>], trace: &mut Trace) -> Selection {
+    pub(super) fn first(&mut self, engine: &Engine, targets: &[Candidate], trace: &mut Trace) -> Selection {
         let mut selection = self.judge(engine, targets, trace);
         while selection.eligible.is_empty() && self.next < targets.len() {
             let part = self.judge(engine, targets, trace);
@@ -70,7 +71,7 @@ impl Frontier {
     pub(super) fn more(
         &mut self,
         engine: &Engine,
-        targets: &[Target<'_>],
+        targets: &[Candidate],
         trace: &mut Trace,
     ) -> Option<Vec<usize>> {
         while self.next < targets.len() {
@@ -84,7 +85,7 @@ impl Frontier {
         None
     }
 
-    fn judge(&mut self, engine: &Engine, targets: &[Target<'_>], trace: &mut Trace) -> Selection {
+    fn judge(&mut self, engine: &Engine, targets: &[Candidate], trace: &mut Trace) -> Selection {
         let end = self.next.saturating_add(self.chunk).min(targets.len());
         let part = engine.filter_range(targets, self.next..end, Some(self.started));
         self.next = end;

@@ -10,7 +10,6 @@
 //! every free candidate it is refused with `429 lease-capacity-unavailable`.
 //! With no lease anywhere each check is one atomic load.
 
-use switchyard_resilience::Target;
 use switchyard_types::{ErrorCode, UnixMillis};
 
 use super::forward::ForwardRequest;
@@ -131,7 +130,7 @@ pub(super) enum Fence {
 fn move_reason(
     state: &GatewayState,
     req: &ForwardRequest,
-    targets: &[Target<'_>],
+    targets: &[Candidate],
     failed: &[usize],
     leased: &str,
 ) -> Option<EndReason> {
@@ -143,7 +142,7 @@ fn move_reason(
     if on_leased.iter().any(|i| failed.contains(i)) {
         return Some(EndReason::HealthOrCooldown);
     }
-    let here: Vec<Target<'_>> = on_leased.iter().filter_map(|&i| targets.get(i).copied()).collect();
+    let here: Vec<&Candidate> = on_leased.iter().filter_map(|&i| targets.get(i)).collect();
     state.resilience.engine.filter(&here).eligible.is_empty().then_some(EndReason::HealthOrCooldown)
 }
 
@@ -152,7 +151,7 @@ fn move_reason(
 pub(super) async fn fence(
     state: &GatewayState,
     req: &ForwardRequest,
-    targets: &[Target<'_>],
+    targets: &[Candidate],
     candidate: &Candidate,
     failed: &[usize],
 ) -> Fence {

@@ -69,7 +69,11 @@ pub struct Trace {
     pending: Option<Pending>,
     at: UnixMillis,
     started: Instant,
+    /// The plan's candidate count (indices at or past it are ignored).
+    candidates: usize,
+    /// Per candidate index; entries past the end are "never judged".
     fates: Vec<(Option<CandidateFate>, Option<String>)>,
+    /// Per candidate index; entries past the end are unranked.
     ranks: Vec<Option<u32>>,
     notes: Vec<String>,
     attempts: u32,
@@ -147,8 +151,11 @@ impl Trace {
             }),
             at,
             started: Instant::now(),
-            fates: vec![(None, None); candidates],
-            ranks: vec![None; candidates],
+            // Sized to the candidates the request reaches, not to the plan: a pool
+            // of 200 served by its first connection fills one entry, not 200.
+            fates: Vec::new(),
+            ranks: Vec::new(),
+            candidates,
             notes: Vec::new(),
             attempts: 0,
             failed_attempts: 0,
@@ -159,6 +166,9 @@ impl Trace {
     /// Sets a fate; a failure or the answer is never overwritten by what a later
     /// pass saw of the same candidate (excluded, leased, not reached).
     fn set(&mut self, index: usize, fate: CandidateFate, reason: Option<String>) {
+        if index < self.candidates && index >= self.fates.len() {
+            self.fates.resize(index + 1, (None, None));
+        }
         if let Some(slot) = self.fates.get_mut(index) {
             let settled = matches!(slot.0, Some(CandidateFate::Failed | CandidateFate::Served));
             if !settled || matches!(fate, CandidateFate::Failed | CandidateFate::Served) {
@@ -180,6 +190,9 @@ impl Trace {
     /// were held by other agents' leases.
     pub fn ordered(&mut self, before: usize, order: &[usize], eligible: &[usize]) {
         for (rank, &i) in order.iter().enumerate() {
+            if i < self.candidates && i >= self.ranks.len() {
+                self.ranks.resize(i + 1, None);
+            }
             if let Some(slot) = self.ranks.get_mut(i).filter(|r| r.is_none()) {
                 *slot = Some(u32::try_from(before + rank + 1).unwrap_or(u32::MAX));
             }
@@ -188,7 +201,7 @@ impl Trace {
         // Eligible but not in the order: another agent's lease holds them (`ranks`
         // marks what is in the order, so this stays linear in the candidates).
         for &i in eligible {
-            if self.ranks.get(i).is_some_and(Option::is_none) {
+            if i < self.candidates && self.ranks.get(i).is_none_or(Option::is_none) {
                 self.set(
                     i,
                     CandidateFate::Leased,

@@ -37,6 +37,31 @@ pub struct Candidate {
     pub weight: u32,
 }
 
+impl Candidate {
+    /// The engine's borrowed view of it.
+    pub fn target(&self) -> switchyard_resilience::Target<'_> {
+        switchyard_resilience::Target {
+            provider: &self.connection.provider,
+            connection: &self.connection.id,
+            model: &self.model,
+        }
+    }
+}
+
+/// The engine judges the plan's own candidates: no per-request copy of a pool's
+/// provider, connection and model names.
+impl switchyard_resilience::Candidate for Candidate {
+    fn provider(&self) -> &str {
+        &self.connection.provider
+    }
+    fn connection(&self) -> &str {
+        &self.connection.id
+    }
+    fn model(&self) -> &str {
+        &self.model
+    }
+}
+
 /// The ordered attempt plan for one request.
 #[derive(Debug, Clone)]
 pub struct CandidatePlan {
