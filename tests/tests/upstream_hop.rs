@@ -1,10 +1,17 @@
 //! The proxy hop's HTTP client (ADR 0011): what it puts on the wire, proxies, and how
 //! its failures are sorted.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde_json::{Value, json};
+use switchyard_gateway::clock::ManualClock;
 use switchyard_gateway::proxy::hop::UpstreamProxy;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
-use switchyard_tests::{TestGateway, client_key_toml, json as body_json, refused_port};
+use switchyard_tests::{
+    CLIENT_KEY, TestGateway, client_key_toml, json as body_json, raw_exchange, refused_port,
+};
+use switchyard_types::UnixMillis;
 
 fn one_key(base_url: &str) -> String {
     format!(
@@ -24,7 +31,7 @@ fn request() -> Value {
 }
 
 #[tokio::test]
-async fn the_hop_sends_host_length_and_accept_as_the_old_client_did() {
+async fn the_hop_sends_host_length_query_and_credentials() {
     let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "direct"))).await;
     let gw = TestGateway::start(&one_key(&upstream.url())).await;
     let response = gw
@@ -44,7 +51,35 @@ async fn the_hop_sends_host_length_and_accept_as_the_old_client_did() {
     assert_eq!(seen.header("host"), Some(upstream.addr().to_string().as_str()));
     assert_eq!(seen.header("content-length"), Some(seen.body.len().to_string().as_str()));
     assert_eq!(seen.header("x-api-key"), Some("sk-ant-upstream-secret"));
-    assert!(seen.header("accept").is_some(), "an accept header is always sent");
+}
+
+#[tokio::test]
+async fn a_request_without_accept_reaches_the_upstream_with_accept_any() {
+    let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
+    let gw = TestGateway::start(&one_key(&upstream.url())).await;
+    let body = request().to_string();
+    let raw = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {CLIENT_KEY}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = raw_exchange(gw.gateway().addr(), raw.as_bytes()).await;
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    let seen = upstream.last_request().unwrap_or_else(|| panic!("the upstream saw nothing"));
+    assert_eq!(seen.header("accept"), Some("*/*"));
+}
+
+#[tokio::test]
+async fn credentials_in_a_base_url_go_as_basic_auth_never_in_the_url() {
+    let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
+    let with_credentials = upstream.url().replacen("http://", "http://proxy-user:p%40ss@", 1);
+    let gw = TestGateway::start(&one_key(&with_credentials)).await;
+    assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+    let seen = upstream.last_request().unwrap_or_else(|| panic!("the upstream saw nothing"));
+    // base64("proxy-user:p@ss"): percent-decoded first, as reqwest sent it.
+    assert_eq!(seen.header("authorization"), Some("Basic cHJveHktdXNlcjpwQHNz"));
+    assert_eq!(seen.header("host"), Some(upstream.addr().to_string().as_str()));
+    assert_eq!(seen.header("x-api-key"), Some("sk-ant-upstream-secret"));
 }
 
 #[tokio::test]
@@ -71,7 +106,7 @@ async fn an_upstream_proxy_carries_the_hop_to_an_upstream_the_gateway_cannot_rea
 async fn without_a_proxy_the_same_unreachable_upstream_is_a_connect_failure() {
     let (_, unreachable) = refused_port().await;
     let gw = TestGateway::start_with(&one_key(&unreachable), |config| {
-        config.proxy.upstream_proxy = UpstreamProxy::FromEnv;
+        config.proxy.upstream_proxy = UpstreamProxy::Direct;
     })
     .await;
     let response = gw.post("/v1/messages", &request()).await;
@@ -140,6 +175,18 @@ impl UntrustedTlsUpstream {
         self.refused.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Waits (real time, for the loopback handshake to finish on the server's side)
+    /// until `n` handshakes were refused.
+    async fn wait_refused(&self, n: usize) -> usize {
+        for _ in 0..500 {
+            if self.refused() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.refused()
+    }
+
     fn accepted(&self) -> usize {
         self.accepted.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -155,7 +202,7 @@ async fn the_hop_and_the_side_calls_refuse_a_certificate_no_trusted_root_signed(
     assert_eq!(response.status(), 502);
     let rows = gw.wait_for_log_rows(1).await;
     assert_eq!(rows[0]["errorKind"], "connect");
-    assert_eq!(upstream.refused(), 1);
+    assert_eq!(upstream.wait_refused(1).await, 1);
 
     // The side calls' client (here the connection test) trusts the same roots.
     let tested = gw
@@ -165,6 +212,42 @@ async fn the_hop_and_the_side_calls_refuse_a_certificate_no_trusted_root_signed(
         .unwrap_or_else(|e| panic!("{e}"));
     let tested = body_json(tested).await;
     assert_eq!(tested["ok"], false, "{tested}");
-    assert_eq!(upstream.refused(), 2);
+    assert_eq!(upstream.wait_refused(2).await, 2);
     assert_eq!(upstream.accepted(), 0);
+}
+
+#[tokio::test]
+async fn an_upstream_that_accepts_and_never_finishes_the_tls_handshake_is_a_connect_failure() {
+    // It accepts TCP, then says nothing: the TLS handshake never completes.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().unwrap_or_else(|e| panic!("{e}")).port();
+    let (accepted_tx, mut accepted_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let _ = accepted_tx.send(socket);
+        }
+    });
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let gw = TestGateway::start_with(&one_key(&format!("https://localhost:{port}")), move |config| {
+        config.clock = c;
+        config.proxy.connect_timeout = Duration::from_secs(2);
+    })
+    .await;
+    let pending = gw.post_in_background("/v1/messages", &request());
+    // Real-time wait for the loopback connect itself (not for a timeout).
+    let held = tokio::time::timeout(Duration::from_secs(5), accepted_rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("the gateway never connected"));
+    // Past the connect timeout, short of any other budget: the attempt fails as a
+    // connection failure, not as a slow answer.
+    clock.advance_ms(2_000);
+    let response = tokio::time::timeout(Duration::from_secs(5), pending)
+        .await
+        .unwrap_or_else(|_| panic!("the stalled handshake was not cut at the connect timeout"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), 502);
+    let rows = gw.wait_for_log_rows(1).await;
+    assert_eq!(rows[0]["errorKind"], "connect", "{}", rows[0]);
+    drop(held);
 }

@@ -157,8 +157,9 @@ impl Gateway {
         let (token, mut token_source) = management_token(&config.data_dir, config.management_token.clone())?;
         let team = (store.backend() == Backend::Postgres).then(Team::new);
 
-        let hop = HopClient::new(config.proxy.connect_timeout, &config.proxy.upstream_proxy)
-            .context("building the proxy hop's HTTP client")?;
+        let hop =
+            HopClient::new(config.proxy.connect_timeout, &config.proxy.upstream_proxy, config.clock.clone())
+                .context("building the proxy hop's HTTP client")?;
         let http = side_call_client(config.proxy.connect_timeout)
             .build()
             .context("building the side calls' HTTP client")?;

@@ -70,6 +70,9 @@ pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMa
         }
         UpstreamAuth::None => {}
     }
+    if let Some(basic) = &connection.url_basic_auth {
+        out.entry(header::AUTHORIZATION).or_insert_with(|| basic.clone());
+    }
     out
 }
 

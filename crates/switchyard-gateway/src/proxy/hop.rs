@@ -3,7 +3,8 @@
 //! reqwest's stack at about twice the CPU per forwarded request of hyper's; the hop is
 //! the one call every inference request makes, so it gets the lean client.
 //!
-//! It is configured as reqwest was: a 10 s connect timeout, `TCP_NODELAY`, TCP
+//! It is configured as reqwest was: a 10 s connect timeout (over DNS, TCP and the TLS
+//! handshake together, on the gateway's clock), `TCP_NODELAY`, TCP
 //! keep-alive (15 s, 3 probes) and a 30 s user timeout, an idle pool of 64 per host
 //! reaped after 30 s, HTTP/2 when TLS negotiates it, redirects never followed (a
 //! gateway relays them). TLS trusts what reqwest trusts: the same rustls provider and
@@ -16,8 +17,10 @@
 //! the direct path and the matcher is never consulted.
 
 use std::error::Error as StdError;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -31,6 +34,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tower_service::Service;
+
+use crate::clock::GatewayClock;
 
 /// An answer's body: hyper's on the direct path, reqwest's through a proxy.
 pub type HopBody = Either<Incoming, reqwest::Body>;
@@ -54,6 +60,8 @@ pub enum UpstreamProxy {
     FromEnv,
     /// Every upstream through this proxy URL (tests; an embedding app).
     Url(String),
+    /// No proxy whatever the environment says (tests; an embedding app).
+    Direct,
 }
 
 /// Pool and socket options, shared with the side-call client so both behave alike.
@@ -72,7 +80,7 @@ const PROXY_VARIABLES: [&str; 6] =
 /// The proxy hop's client. Cheap to clone (the pool is shared).
 #[derive(Clone)]
 pub struct HopClient {
-    direct: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    direct: Client<ConnectDeadline<HttpsConnector<HttpConnector>>, Full<Bytes>>,
     proxied: Option<Arc<Proxied>>,
 }
 
@@ -83,8 +91,13 @@ struct Proxied {
 }
 
 impl HopClient {
-    /// Builds the client; `connect_timeout` bounds the TCP connect and TLS handshake.
-    pub fn new(connect_timeout: Duration, proxy: &UpstreamProxy) -> anyhow::Result<HopClient> {
+    /// Builds the client; `connect_timeout` bounds name resolution, the TCP connect
+    /// and the TLS handshake together, on `clock`.
+    pub fn new(
+        connect_timeout: Duration,
+        proxy: &UpstreamProxy,
+        clock: Arc<dyn GatewayClock>,
+    ) -> anyhow::Result<HopClient> {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
@@ -100,6 +113,7 @@ impl HopClient {
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(tcp);
+        let connector = ConnectDeadline { inner: connector, timeout: connect_timeout, clock };
         let direct = Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
@@ -112,13 +126,14 @@ impl HopClient {
                 .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
                 .then(Matcher::from_env),
             UpstreamProxy::Url(url) => Some(Matcher::builder().all(url.clone()).build()),
+            UpstreamProxy::Direct => None,
         };
         let proxied = match matcher {
             None => None,
             Some(matcher) => {
                 let client = side_call_client(connect_timeout);
                 let client = match proxy {
-                    UpstreamProxy::FromEnv => client,
+                    UpstreamProxy::FromEnv | UpstreamProxy::Direct => client,
                     UpstreamProxy::Url(url) => {
                         client.proxy(reqwest::Proxy::all(url.as_str()).context("the upstream proxy URL")?)
                     }
@@ -150,6 +165,48 @@ impl HopClient {
         *request.headers_mut() = headers;
         let response = self.direct.request(request).await?;
         Ok(response.map(Either::Left))
+    }
+}
+
+/// A connector with one deadline over all of connecting (DNS, TCP, TLS), as reqwest
+/// had: `HttpConnector`'s own timeout covers each TCP attempt only, so an upstream
+/// that accepts and then stalls the handshake would otherwise hold the attempt until
+/// its answer budget ran out, and be logged as a slow answer instead of a failed
+/// connection.
+#[derive(Clone)]
+struct ConnectDeadline<C> {
+    inner: C,
+    timeout: Duration,
+    clock: Arc<dyn GatewayClock>,
+}
+
+impl<C> Service<Uri> for ConnectDeadline<C>
+where
+    C: Service<Uri>,
+    C::Future: Send + 'static,
+    C::Error: Into<HopError>,
+{
+    type Response = C::Response;
+    type Error = HopError;
+    type Future = Pin<Box<dyn Future<Output = Result<C::Response, HopError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), HopError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let deadline = self.clock.sleep(self.timeout);
+        let ms = self.timeout.as_millis();
+        Box::pin(async move {
+            tokio::select! {
+                connected = connecting => connected.map_err(Into::into),
+                () = deadline => Err(Box::new(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no connection within {ms} ms (DNS, TCP and TLS)"),
+                )) as HopError),
+            }
+        })
     }
 }
 

@@ -77,6 +77,10 @@ pub struct Connection {
     pub base_url: String,
     /// Pre-built credentials.
     pub auth: UpstreamAuth,
+    /// `Basic` credentials from a base URL written `scheme://user:pass@host`: sent
+    /// when the connection's own auth sets no `authorization` (as reqwest did); the
+    /// URLs the hop sends carry no credentials.
+    pub url_basic_auth: Option<HeaderValue>,
     /// Upstream URLs per endpoint, parsed once (`UpstreamEndpoint` order).
     urls: [Option<Uri>; 4],
     /// OAuth refresh material (OAuth connections with a refresh token).
@@ -205,6 +209,7 @@ impl Connection {
         };
         let base_url = effective_base_url(record);
         let parse = |e: UpstreamEndpoint| upstream_uri(&format!("{base_url}{}", e.path()));
+        let url_basic_auth = basic_auth_in(&base_url);
         let urls = [
             parse(UpstreamEndpoint::Messages),
             parse(UpstreamEndpoint::CountTokens),
@@ -226,6 +231,7 @@ impl Connection {
             models: record.models.clone(),
             base_url,
             auth,
+            url_basic_auth,
             urls,
             provider_specific: record.provider_specific.clone(),
             flow: flows.configure(&record.id, &record.provider, &flow_limits(record)),
@@ -260,9 +266,27 @@ impl Connection {
 /// percent-encoding, dot segments) as a WHATWG URL first, as the settings validate
 /// it, then as an absolute `http`/`https` URI.
 fn upstream_uri(text: &str) -> Option<Uri> {
-    let url = reqwest::Url::parse(text).ok()?;
+    let mut url = reqwest::Url::parse(text).ok()?;
     if !matches!(url.scheme(), "http" | "https") {
         return None;
     }
+    // Credentials never travel in the URL (HTTP/2 would put them in `:authority`);
+    // they go as a header ([`basic_auth_in`]).
+    url.set_username("").ok()?;
+    url.set_password(None).ok()?;
     Uri::try_from(url.as_str()).ok()
+}
+
+/// The `Basic` header for the `user:pass@` of `base_url`, percent-decoded.
+fn basic_auth_in(base_url: &str) -> Option<HeaderValue> {
+    use base64::Engine as _;
+    let url = reqwest::Url::parse(base_url).ok()?;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|d| d.into_owned());
+    let user = decode(url.username())?;
+    let password = url.password().map_or(Some(String::new()), decode)?;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    sensitive(format!("Basic {encoded}"))
 }
