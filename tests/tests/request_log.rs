@@ -315,4 +315,12 @@ async fn a_pool_is_judged_a_few_at_a_time_and_a_failover_runs_on_past_them() {
     let fates = fates(&detail);
     assert!(fates[..10].iter().all(|(_, fate, rank)| fate == "excluded" && rank.is_null()), "{detail}");
     assert_eq!(fates[10], ("key-11".to_owned(), "served".to_owned(), json!(1)), "{detail}");
+    // Served by its first attempt: the candidates nothing happened to are counted,
+    // not listed (issue 16: a pool's request log row stays the size of what happened).
+    assert_eq!(fates.len(), 11, "{detail}");
+    let notes = detail["route"]["notes"].as_array().cloned().unwrap_or_default();
+    assert!(
+        notes.iter().any(|n| n.as_str() == Some("9 more candidate(s) were not needed and are not listed")),
+        "{detail}"
+    );
 }
