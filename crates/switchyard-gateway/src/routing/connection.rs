@@ -101,7 +101,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("id", &self.id)
             .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
+            .field("base_url", &without_credentials(&self.base_url))
             .finish_non_exhaustive()
     }
 }
@@ -277,6 +277,17 @@ fn upstream_uri(text: &str) -> Option<Uri> {
     Uri::try_from(url.as_str()).ok()
 }
 
+/// `url` with any `user:pass@` replaced by `***@`: base URLs may carry credentials,
+/// which never reach a log line or an error message.
+pub fn without_credentials(url: &str) -> std::borrow::Cow<'_, str> {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest.get(..authority_end).and_then(|authority| authority.rfind('@')) {
+        Some(at) => format!("{scheme}://***@{}", rest.get(at + 1..).unwrap_or_default()).into(),
+        None => url.into(),
+    }
+}
+
 /// The `Basic` header for the `user:pass@` of `base_url`, percent-decoded.
 fn basic_auth_in(base_url: &str) -> Option<HeaderValue> {
     use base64::Engine as _;
@@ -289,4 +300,22 @@ fn basic_auth_in(base_url: &str) -> Option<HeaderValue> {
     let password = url.password().map_or(Some(String::new()), decode)?;
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     sensitive(format!("Basic {encoded}"))
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_a_base_url_are_masked_and_sent_as_basic_auth() {
+        let url = "https://user:p%40ss@example.test:8443/v1?x=1";
+        assert_eq!(without_credentials(url), "https://***@example.test:8443/v1?x=1");
+        assert_eq!(without_credentials("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
+        // An '@' after the authority is not a credential.
+        assert_eq!(without_credentials("http://h/v1/a@b"), "http://h/v1/a@b");
+        let basic = basic_auth_in(url).and_then(|v| v.to_str().ok().map(str::to_owned));
+        assert_eq!(basic.as_deref(), Some("Basic dXNlcjpwQHNz"));
+        let uri = upstream_uri(url).map(|u| u.to_string());
+        assert_eq!(uri.as_deref(), Some("https://example.test:8443/v1?x=1"));
+    }
 }

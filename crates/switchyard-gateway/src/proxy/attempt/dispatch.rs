@@ -39,7 +39,8 @@ pub(super) async fn send(
     };
     loop {
         let Some(url) = sender.url(endpoint, query) else {
-            return Err(UpstreamError::Local(format!("base URL '{}' is not a valid URL", conn.base_url)));
+            let shown = crate::routing::connection::without_credentials(&conn.base_url);
+            return Err(UpstreamError::Local(format!("base URL '{shown}' is not a valid URL")));
         };
         let mut headers = upstream_headers(&req.headers, &sender);
         if req.long_context && sender.api_format == ApiFormat::Anthropic {
