@@ -229,7 +229,7 @@ async fn pass(
             let slot = if full { None } else { candidate.connection.flow.try_enter(&candidate.model).ok() };
             match slot {
                 Some(slot) => {
-                    let view = PassView { targets, started, failed: session.failed_indices() };
+                    let view = PassView { started, failed: session.failed_indices() };
                     let result = dispatch(state, req, &view, index, slot, wall_wait).await;
                     if let Some(done) =
                         settle(state, req, (&mut session, trace), index, result, &mut failures)
@@ -255,7 +255,7 @@ async fn pass(
             }
             Err(error) => return Pass::Done(error.render(ErrorFormat::Client(req.format))),
         };
-        let view = PassView { targets, started, failed: session.failed_indices() };
+        let view = PassView { started, failed: session.failed_indices() };
         let result = dispatch(state, req, &view, index, slot, wall_wait).await;
         if let Some(done) = settle(state, req, (&mut session, trace), index, result, &mut failures) {
             return done;
@@ -325,10 +325,9 @@ fn settle(
     None
 }
 
-/// What [`dispatch`] reads of its pass: the targets, when the pass started, and
-/// the candidates that already failed in it.
+/// What [`dispatch`] reads of its pass: when the pass started, and the candidates
+/// that already failed in it.
 struct PassView<'p> {
-    targets: &'p [Candidate],
     started: UnixMillis,
     failed: &'p [usize],
 }
@@ -347,11 +346,11 @@ async fn dispatch(
     slot: FlowPermit,
     wait: &mut WaitWindow,
 ) -> Option<AttemptResult> {
-    let candidate = pass.targets.get(index)?;
+    let candidate = req.plan.candidates.get(index)?;
     let engine = &state.resilience.engine;
     // The engine first: a lease moves only for a dispatch that will happen.
     let permit = engine.begin_since(candidate.target(), Some(pass.started)).ok()?;
-    match lease::fence(state, req, pass.targets, candidate, pass.failed).await {
+    match lease::fence(state, req, candidate, pass.failed).await {
         Fence::Go => {}
         Fence::Skip => return None,
         Fence::Reject(error) => {

@@ -120,24 +120,25 @@ impl HopClient {
             .pool_idle_timeout(POOL_IDLE)
             .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
             .build(connector);
-        let matcher = match proxy {
+        // Which upstreams go through a proxy, and reqwest's client for them (it reads
+        // the environment's proxies itself; an explicit one is given to it).
+        let proxied = match proxy {
+            UpstreamProxy::Direct => None,
             UpstreamProxy::FromEnv => PROXY_VARIABLES
                 .iter()
                 .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-                .then(Matcher::from_env),
-            UpstreamProxy::Url(url) => Some(Matcher::builder().all(url.clone()).build()),
-            UpstreamProxy::Direct => None,
+                .then(|| (Matcher::from_env(), side_call_client(connect_timeout))),
+            UpstreamProxy::Url(url) => {
+                let explicit = reqwest::Proxy::all(url.as_str()).context("the upstream proxy URL")?;
+                Some((
+                    Matcher::builder().all(url.clone()).build(),
+                    side_call_client(connect_timeout).proxy(explicit),
+                ))
+            }
         };
-        let proxied = match matcher {
+        let proxied = match proxied {
             None => None,
-            Some(matcher) => {
-                let client = side_call_client(connect_timeout);
-                let client = match proxy {
-                    UpstreamProxy::FromEnv | UpstreamProxy::Direct => client,
-                    UpstreamProxy::Url(url) => {
-                        client.proxy(reqwest::Proxy::all(url.as_str()).context("the upstream proxy URL")?)
-                    }
-                };
+            Some((matcher, client)) => {
                 let client = client.build().context("building the proxied upstream client")?;
                 Some(Arc::new(Proxied { matcher, client }))
             }

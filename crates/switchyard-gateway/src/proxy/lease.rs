@@ -130,7 +130,6 @@ pub(super) enum Fence {
 fn move_reason(
     state: &GatewayState,
     req: &ForwardRequest,
-    targets: &[Candidate],
     failed: &[usize],
     leased: &str,
 ) -> Option<EndReason> {
@@ -142,7 +141,7 @@ fn move_reason(
     if on_leased.iter().any(|i| failed.contains(i)) {
         return Some(EndReason::HealthOrCooldown);
     }
-    let here: Vec<&Candidate> = on_leased.iter().filter_map(|&i| targets.get(i)).collect();
+    let here: Vec<&Candidate> = on_leased.iter().filter_map(|&i| req.plan.candidates.get(i)).collect();
     state.resilience.engine.filter(&here).eligible.is_empty().then_some(EndReason::HealthOrCooldown)
 }
 
@@ -151,7 +150,6 @@ fn move_reason(
 pub(super) async fn fence(
     state: &GatewayState,
     req: &ForwardRequest,
-    targets: &[Candidate],
     candidate: &Candidate,
     failed: &[usize],
 ) -> Fence {
@@ -185,7 +183,7 @@ pub(super) async fn fence(
     // Leave the leased connection only when it cannot serve this request: a
     // request whose order was made before another request of the same owner moved
     // the lease must not move it back.
-    let Some(reason) = move_reason(state, req, targets, failed, &leased) else { return Fence::Skip };
+    let Some(reason) = move_reason(state, req, failed, &leased) else { return Fence::Skip };
     let to = (candidate.connection.provider.as_str(), target);
     match book.transition(held.holder(), held.generation, to, now, reason).await {
         Ok(TransitionOutcome::Moved(_) | TransitionOutcome::Same(_)) => {

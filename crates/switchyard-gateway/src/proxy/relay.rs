@@ -47,7 +47,7 @@ use crate::clock::{GatewayClock, Wait};
 use crate::errors::stream_error_frame;
 use crate::request_log::AttemptLog;
 
-pub use super::hop::UpstreamStream;
+use super::hop::UpstreamStream;
 
 /// The no-progress budget of an SSE stream and its timer.
 struct StallWatch {

@@ -8,6 +8,8 @@
 
 use switchyard_resilience::{AttemptOutcome, TransportFailure};
 
+use crate::conn::find_cause;
+
 /// Why an attempt failed before an HTTP answer could be judged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpstreamError {
@@ -55,7 +57,7 @@ impl UpstreamError {
         {
             return UpstreamError::Local(format!("the gateway is out of resources: {}", chain(e)));
         }
-        if let Some(r) = find::<reqwest::Error>(e) {
+        if let Some(r) = find_cause::<reqwest::Error>(e) {
             if r.is_builder() {
                 return UpstreamError::Local(format!("the request could not be built: {}", chain(e)));
             }
@@ -68,7 +70,7 @@ impl UpstreamError {
         }
         // The connector's failures (refused, DNS, TLS, the connect timeout) all say
         // the upstream could not be reached.
-        if find::<hyper_util::client::legacy::Error>(e)
+        if find_cause::<hyper_util::client::legacy::Error>(e)
             .is_some_and(hyper_util::client::legacy::Error::is_connect)
         {
             return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
@@ -137,18 +139,6 @@ impl UpstreamError {
 /// the token endpoint's own answer may echo credentials, so it never reaches the
 /// engine's `lastError`.
 const TOKEN_REJECTED_BODY: &str = "token refresh rejected by the token endpoint";
-
-/// The first error of type `T` in `e`'s cause chain.
-fn find<'a, T: std::error::Error + 'static>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
-    let mut source: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(found) = s.downcast_ref::<T>() {
-            return Some(found);
-        }
-        source = s.source();
-    }
-    None
-}
 
 fn os_error(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
     // The first I/O error that carries an OS code (a wrapper may come first).
