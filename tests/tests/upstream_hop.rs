@@ -83,6 +83,54 @@ async fn credentials_in_a_base_url_go_as_basic_auth_never_in_the_url() {
 }
 
 #[tokio::test]
+async fn the_api_never_shows_base_url_credentials_and_a_masked_url_keeps_them() {
+    let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
+    let with_credentials = upstream.url().replacen("http://", "http://proxy-user:p%40ss@", 1);
+    let gw = TestGateway::start(&one_key(&with_credentials)).await;
+    let masked = upstream.url().replacen("http://", "http://***@", 1);
+    let view = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!(view["baseUrl"], masked.as_str(), "{view}");
+    assert_eq!(view["effectiveBaseUrl"], masked.as_str(), "{view}");
+    let list = gw.mgmt_json("/api/providers").await.to_string();
+    assert!(!list.contains("p%40ss") && !list.contains("proxy-user"), "{list}");
+
+    // The form sends back what it was shown (here with a new path): the stored
+    // credentials stay and still go upstream as Basic auth.
+    let patched = gw
+        .mgmt(reqwest::Method::PATCH, "/api/providers/claude-a")
+        .json(&json!({"baseUrl": format!("{masked}/"), "priority": 3}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(patched.status(), 200);
+    assert_eq!(body_json(patched).await["baseUrl"], format!("{masked}/").as_str());
+    assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
+    let seen = upstream.last_request().unwrap_or_else(|| panic!("the upstream saw nothing"));
+    assert_eq!(seen.header("authorization"), Some("Basic cHJveHktdXNlcjpwQHNz"));
+
+    // Removing the credentials, then sending the mask again, is refused: the mask
+    // is never stored or sent as a user name.
+    let bare = gw
+        .mgmt(reqwest::Method::PATCH, "/api/providers/claude-a")
+        .json(&json!({"baseUrl": upstream.url()}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(bare.status(), 200);
+    let refused = gw
+        .mgmt(reqwest::Method::PATCH, "/api/providers/claude-a")
+        .json(&json!({"baseUrl": masked, "priority": 9}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(refused.status(), 400);
+    let problem = body_json(refused).await.to_string();
+    assert!(problem.contains("/baseUrl") && problem.contains("masked credentials"), "{problem}");
+    let view = gw.mgmt_json("/api/providers/claude-a").await;
+    assert_eq!((view["baseUrl"].as_str(), view["priority"].as_i64()), (Some(upstream.url().as_str()), Some(3)));
+}
+
+#[tokio::test]
 async fn an_upstream_proxy_carries_the_hop_to_an_upstream_the_gateway_cannot_reach_itself() {
     // The connection's address refuses connections; only the proxy can answer for it.
     let (port, unreachable) = refused_port().await;

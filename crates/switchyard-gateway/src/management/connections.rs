@@ -12,7 +12,7 @@ use super::{ManagementService, MgmtResult, check_version};
 use crate::errors::GatewayError;
 use crate::routability::{ConnectionFacts, Inputs, derive};
 use crate::routing::Connection;
-use crate::routing::connection::effective_base_url;
+use crate::routing::connection::{effective_base_url, restore_credentials, without_credentials};
 use crate::store::ConnectionRecord;
 use switchyard_types::routability::LastTestView;
 
@@ -27,7 +27,7 @@ pub enum ConnectionUpsert {
     Unchanged,
 }
 
-/// The API view of a record (no secrets).
+/// The API view of a record (no secrets: a base URL's `user:pass@` shows as `***@`).
 pub fn view(r: &ConnectionRecord) -> ConnectionView {
     ConnectionView {
         id: r.id.clone(),
@@ -42,8 +42,8 @@ pub fn view(r: &ConnectionRecord) -> ConnectionView {
         },
         has_refresh_token: r.refresh_token.is_some(),
         token_expires_at: r.token_expires_at,
-        base_url: r.base_url.clone(),
-        effective_base_url: effective_base_url(r),
+        base_url: r.base_url.as_deref().map(|url| without_credentials(url).into_owned()),
+        effective_base_url: without_credentials(&effective_base_url(r)).into_owned(),
         priority: r.priority,
         enabled: r.enabled,
         max_concurrent: r.max_concurrent,
@@ -75,6 +75,21 @@ pub fn is_claude_oauth(r: &ConnectionRecord) -> bool {
 
 fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// A new base URL with the masked `***@` the API showed replaced by the credentials
+/// `existing` stores (see [`restore_credentials`]).
+fn kept_credentials(issues: &mut Issues, url: Option<String>, existing: Option<&ConnectionRecord>) -> Option<String> {
+    let url = url?;
+    let stored = existing.and_then(|e| e.base_url.as_deref());
+    match restore_credentials(url.clone(), stored) {
+        Ok(url) => Some(url),
+        Err(problem) => {
+            // Refused as a whole: nothing with the mask in it is written.
+            issues.add("/baseUrl", problem);
+            Some(url)
+        }
+    }
 }
 
 /// Validates a record as a whole; the same rules serve create, patch and import.
@@ -144,7 +159,7 @@ impl ManagementService {
             access_token: non_empty(req.access_token),
             refresh_token: non_empty(req.refresh_token),
             token_expires_at: req.expires_at,
-            base_url: non_empty(req.base_url),
+            base_url: kept_credentials(&mut issues, non_empty(req.base_url), existing),
             priority: req.priority.unwrap_or(0),
             enabled: req.enabled.unwrap_or(true),
             max_concurrent: req.max_concurrent,
@@ -240,7 +255,7 @@ impl ManagementService {
             r.token_expires_at = v;
         }
         if let Some(v) = patch.base_url {
-            r.base_url = non_empty(v);
+            r.base_url = kept_credentials(&mut issues, non_empty(v), Some(&r));
         }
         if let Some(v) = patch.priority {
             r.priority = v;

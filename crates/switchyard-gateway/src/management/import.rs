@@ -42,7 +42,9 @@ impl ManagementService {
             existing.into_iter().map(|r| (r.id.clone(), r)).collect();
         for (i, req) in connections.iter().enumerate() {
             let label = req.id.clone().unwrap_or_default();
-            match self.record_from_request(req.clone(), None) {
+            // As the import will: a masked base URL keeps the stored credentials.
+            let stored = req.id.as_ref().and_then(|id| merged.get(id)).cloned();
+            match self.record_from_request(req.clone(), stored.as_ref()) {
                 Ok(record) => {
                     merged.insert(record.id.clone(), record);
                 }

@@ -283,9 +283,37 @@ pub fn without_credentials(url: &str) -> std::borrow::Cow<'_, str> {
     let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest.get(..authority_end).and_then(|authority| authority.rfind('@')) {
-        Some(at) => format!("{scheme}://***@{}", rest.get(at + 1..).unwrap_or_default()).into(),
+        Some(at) => format!("{scheme}://{MASKED_CREDENTIALS}@{}", rest.get(at + 1..).unwrap_or_default()).into(),
         None => url.into(),
     }
+}
+
+/// What the API shows in place of a base URL's `user:pass@` (see [`without_credentials`]).
+pub const MASKED_CREDENTIALS: &str = "***";
+
+/// The raw `user:pass` of `url`'s authority, when it has one.
+fn credentials_of(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = rest.get(..rest.find(['/', '?', '#']).unwrap_or(rest.len()))?;
+    authority.rfind('@').and_then(|at| authority.get(..at))
+}
+
+/// A base URL coming back from a client that only ever saw it masked: `***@` stands
+/// for the credentials already stored, so a form that round-trips the URL (or
+/// changes only its host or path) keeps them. `Err` when the URL carries the mask
+/// but nothing is stored to put back.
+pub fn restore_credentials(incoming: String, stored: Option<&str>) -> Result<String, String> {
+    if credentials_of(&incoming) != Some(MASKED_CREDENTIALS) {
+        return Ok(incoming);
+    }
+    let Some(kept) = stored.and_then(credentials_of) else {
+        return Err(format!(
+            "holds the masked credentials '{MASKED_CREDENTIALS}@' but this connection has none stored; type them in full"
+        ));
+    };
+    let (scheme, rest) = incoming.split_once("://").unwrap_or_default();
+    let after = rest.split_once('@').map_or(rest, |(_, after)| after);
+    Ok(format!("{scheme}://{kept}@{after}"))
 }
 
 /// The `Basic` header for the `user:pass@` of `base_url`, percent-decoded.
@@ -317,5 +345,24 @@ mod credential_tests {
         assert_eq!(basic.as_deref(), Some("Basic dXNlcjpwQHNz"));
         let uri = upstream_uri(url).map(|u| u.to_string());
         assert_eq!(uri.as_deref(), Some("https://example.test:8443/v1?x=1"));
+    }
+
+    #[test]
+    fn masked_credentials_coming_back_are_the_stored_ones() {
+        let stored = Some("https://user:p%40ss@old.test/v1");
+        // Round-tripped as shown, or with a new host or path: the stored pair stays.
+        let shown = without_credentials("https://user:p%40ss@old.test/v1").into_owned();
+        assert_eq!(restore_credentials(shown, stored).as_deref(), Ok("https://user:p%40ss@old.test/v1"));
+        let moved = "https://***@new.test:9/v2".to_owned();
+        assert_eq!(restore_credentials(moved, stored).as_deref(), Ok("https://user:p%40ss@new.test:9/v2"));
+        // New credentials, or none, replace them.
+        let typed = "https://other:pw@new.test/v1".to_owned();
+        assert_eq!(restore_credentials(typed, stored).as_deref(), Ok("https://other:pw@new.test/v1"));
+        let bare = "https://new.test/v1".to_owned();
+        assert_eq!(restore_credentials(bare, stored).as_deref(), Ok("https://new.test/v1"));
+        // The mask with nothing stored behind it is refused, never sent as a user name.
+        let orphan = restore_credentials("https://***@new.test/v1".to_owned(), Some("https://old.test/v1"));
+        assert!(orphan.is_err_and(|e| e.contains("masked credentials")));
+        assert!(restore_credentials("https://***@new.test/v1".to_owned(), None).is_err());
     }
 }

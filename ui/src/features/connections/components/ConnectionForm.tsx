@@ -402,7 +402,7 @@ export function ConnectionForm({
             value={state.baseUrl}
             onChange={(v) => set({ baseUrl: v })}
             placeholder={editing ? connection.effectiveBaseUrl : "provider default"}
-            help="Override for self-hosted or compatible services; empty uses the provider's default."
+            help="Override for self-hosted or compatible services; empty uses the provider's default. Credentials in it show as ***@ and are kept unless you type new ones."
             error={errors.fieldError("/baseUrl")}
           />
           <NumberField
