@@ -127,7 +127,10 @@ async fn the_api_never_shows_base_url_credentials_and_a_masked_url_keeps_them() 
     let problem = body_json(refused).await.to_string();
     assert!(problem.contains("/baseUrl") && problem.contains("masked credentials"), "{problem}");
     let view = gw.mgmt_json("/api/providers/claude-a").await;
-    assert_eq!((view["baseUrl"].as_str(), view["priority"].as_i64()), (Some(upstream.url().as_str()), Some(3)));
+    assert_eq!(
+        (view["baseUrl"].as_str(), view["priority"].as_i64()),
+        (Some(upstream.url().as_str()), Some(3))
+    );
 }
 
 #[tokio::test]

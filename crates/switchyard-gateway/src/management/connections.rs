@@ -79,7 +79,11 @@ fn non_empty(s: Option<String>) -> Option<String> {
 
 /// A new base URL with the masked `***@` the API showed replaced by the credentials
 /// `existing` stores (see [`restore_credentials`]).
-fn kept_credentials(issues: &mut Issues, url: Option<String>, existing: Option<&ConnectionRecord>) -> Option<String> {
+fn kept_credentials(
+    issues: &mut Issues,
+    url: Option<String>,
+    existing: Option<&ConnectionRecord>,
+) -> Option<String> {
     let url = url?;
     let stored = existing.and_then(|e| e.base_url.as_deref());
     match restore_credentials(url.clone(), stored) {

@@ -64,7 +64,10 @@ impl UpstreamError {
             if r.is_connect() {
                 return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
             }
-            if r.is_timeout() {
+            // A body that stopped (the socket's TCP user timeout, say) also reads as a
+            // timeout; it broke mid-answer, which the engine weighs differently from
+            // an upstream that never answered.
+            if r.is_timeout() && !(r.is_body() || r.is_decode()) {
                 return UpstreamError::Timeout { waiting_for: "a connection", budget_ms: None };
             }
         }
@@ -179,6 +182,40 @@ mod tests {
             UpstreamError::TokenRejected("x".into()).outcome(),
             AttemptOutcome::Http { status: 401, .. }
         ));
+    }
+
+    /// The proxied path reads bodies through reqwest: a body that times out after
+    /// the headers came is a broken answer, not a connect timeout.
+    #[tokio::test]
+    async fn a_body_timing_out_through_reqwest_is_a_broken_answer() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let stalls = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let mut head = [0u8; 1024];
+            let _ = socket.read(&mut head).await;
+            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial").await;
+            // Holds the connection open with the body unfinished.
+            let _ = socket.read(&mut head).await;
+        });
+        let response = reqwest::Client::new()
+            .get(format!("http://{addr}/"))
+            .timeout(std::time::Duration::from_millis(100))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Read as the hop reads it: the response's body as an `http_body`.
+        let body = http::Response::<reqwest::Body>::from(response).into_body();
+        let failed = http_body_util::BodyExt::collect(body)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("the body cannot finish"));
+        assert!(failed.is_timeout() && failed.is_body(), "{failed:?}");
+        let classified = UpstreamError::from_hop(&failed, false);
+        assert!(matches!(classified, UpstreamError::BrokenBeforeFirstByte(_)), "{classified:?}");
+        assert_eq!(classified.kind(), "stream_interrupted");
+        stalls.abort();
     }
 
     #[test]

@@ -283,7 +283,9 @@ pub fn without_credentials(url: &str) -> std::borrow::Cow<'_, str> {
     let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest.get(..authority_end).and_then(|authority| authority.rfind('@')) {
-        Some(at) => format!("{scheme}://{MASKED_CREDENTIALS}@{}", rest.get(at + 1..).unwrap_or_default()).into(),
+        Some(at) => {
+            format!("{scheme}://{MASKED_CREDENTIALS}@{}", rest.get(at + 1..).unwrap_or_default()).into()
+        }
         None => url.into(),
     }
 }
