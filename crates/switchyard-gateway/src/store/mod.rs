@@ -17,8 +17,8 @@
 mod api_keys;
 mod client_requests;
 mod connections;
+mod json_insert;
 mod leases;
-mod multi_insert;
 mod request_log;
 mod request_stats;
 mod resilience_state;
@@ -371,7 +371,11 @@ async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<An
     }
     let pool = match location {
         Location::File(url) => {
+            // A connection to a local file cannot drop silently, so the pool's
+            // check before each acquire (a `ping`, one more round trip to the
+            // connection's thread) buys nothing.
             options
+                .test_before_acquire(false)
                 .after_connect(|conn, _meta| {
                     Box::pin(async move {
                         conn.execute(

@@ -4,9 +4,12 @@ use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 
-use super::multi_insert::{MultiInsert, chunks};
-use super::request_stats::StatsDelta;
-use super::{Backend, RequestLogRow, Store, StoreResult};
+use std::sync::OnceLock;
+
+use super::client_requests::{REQUEST_INSERT, request_rows};
+use super::json_insert::{JsonInsert, Kind, json_rows};
+use super::request_stats::{STATS_INSERT, StatsDelta, stats_rows};
+use super::{Backend, RequestLogRow, Store, StoreError, StoreResult};
 
 /// One attempt, as written by the log writer.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,13 +52,52 @@ macro_rules! select_rows {
     };
 }
 
-/// The attempt rows' insert.
-static ATTEMPT_INSERT: MultiInsert = MultiInsert::new(
-    "INSERT INTO request_log (at, request_id, api_key_id, route, provider, connection_id, model, status, \
-     latency_ms, bytes, error_kind, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) VALUES ",
-    15,
+/// The attempt rows' insert; each row's array is [`attempt_rows`]'s tuple.
+static ATTEMPT_INSERT: JsonInsert = JsonInsert::new(
+    "request_log",
+    &[
+        ("at", Kind::Int),
+        ("request_id", Kind::Text),
+        ("api_key_id", Kind::Text),
+        ("route", Kind::Text),
+        ("provider", Kind::Text),
+        ("connection_id", Kind::Text),
+        ("model", Kind::Text),
+        ("status", Kind::Int),
+        ("latency_ms", Kind::Int),
+        ("bytes", Kind::Int),
+        ("error_kind", Kind::Text),
+        ("input_tokens", Kind::Int),
+        ("output_tokens", Kind::Int),
+        ("cache_read_tokens", Kind::Int),
+        ("cache_write_tokens", Kind::Int),
+    ],
     "",
 );
+
+/// The attempts as [`ATTEMPT_INSERT`]'s JSON rows.
+fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
+    json_rows(rows.iter().map(|r| {
+        let tokens = |f: fn(&TokenUsageView) -> u32| r.tokens.as_ref().map(f);
+        (
+            r.at.0,
+            &r.request_id,
+            &r.api_key_id,
+            r.route,
+            &r.provider,
+            &r.connection_id,
+            &r.model,
+            r.status,
+            r.latency_ms,
+            i64::try_from(r.bytes).unwrap_or(i64::MAX),
+            &r.error_kind,
+            tokens(|t| t.input),
+            tokens(|t| t.output),
+            tokens(|t| t.cache_read),
+            tokens(|t| t.cache_write),
+        )
+    }))
+}
 
 /// Rows one retention transaction deletes at most.
 pub const PRUNE_CHUNK: i64 = 2_000;
@@ -98,38 +140,51 @@ impl LogBatch {
 
 impl Store {
     /// Writes a batch in one transaction: its attempts, its client requests and
-    /// their per-minute counts land together or not at all. Rows go in multi-row
-    /// statements of fixed sizes (see `multi_insert`).
+    /// their per-minute counts land together or not at all. Each table's rows go as
+    /// one JSON array in one statement (see `json_insert`); on SQLite the three
+    /// statements go in one execute, so a batch is three round trips to the
+    /// connection's thread whatever its size.
     pub async fn write_log(&self, batch: &LogBatch) -> StoreResult<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let anonymous = self.backend == Backend::Sqlite;
+        let unwritable = |source| StoreError::Corrupt { table: "request_log", column: "batch", source };
+        let rows = [
+            attempt_rows(&batch.attempts).map_err(unwritable)?,
+            request_rows(&batch.requests).map_err(unwritable)?,
+            stats_rows(&batch.stats).map_err(unwritable)?,
+        ];
+        let inserts = [&ATTEMPT_INSERT, &REQUEST_INSERT, &STATS_INSERT];
         let mut tx = self.pool.begin().await?;
-        for rows in chunks(&batch.attempts) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len(), anonymous)));
-            for r in rows {
-                query = query
-                    .bind(r.at.0)
-                    .bind(&r.request_id)
-                    .bind(&r.api_key_id)
-                    .bind(r.route)
-                    .bind(&r.provider)
-                    .bind(&r.connection_id)
-                    .bind(&r.model)
-                    .bind(r.status.map(i64::from))
-                    .bind(i64::from(r.latency_ms))
-                    .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
-                    .bind(&r.error_kind)
-                    .bind(r.tokens.map(|t| i64::from(t.input)))
-                    .bind(r.tokens.map(|t| i64::from(t.output)))
-                    .bind(r.tokens.map(|t| i64::from(t.cache_read)))
-                    .bind(r.tokens.map(|t| i64::from(t.cache_write)));
+        match self.backend {
+            Backend::Sqlite => {
+                static ALL: OnceLock<String> = OnceLock::new();
+                let text = ALL.get_or_init(|| {
+                    let statements: Vec<String> = inserts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, insert)| insert.text(Backend::Sqlite, i + 1))
+                        .collect();
+                    statements.join(";\n")
+                });
+                let [attempts, requests, stats] = rows;
+                sqlx::query(sqlx::AssertSqlSafe(text.as_str()))
+                    .bind(attempts)
+                    .bind(requests)
+                    .bind(stats)
+                    .execute(&mut *tx)
+                    .await?;
             }
-            query.execute(&mut *tx).await?;
+            // Postgres takes one statement per execute (its extended protocol).
+            Backend::Postgres => {
+                for (insert, rows) in inserts.into_iter().zip(rows) {
+                    sqlx::query(sqlx::AssertSqlSafe(insert.text(Backend::Postgres, 1)))
+                        .bind(rows)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
         }
-        Store::insert_requests(&mut tx, &batch.requests, anonymous).await?;
-        Store::add_stats(&mut tx, &batch.stats).await?;
         tx.commit().await?;
         Ok(())
     }
