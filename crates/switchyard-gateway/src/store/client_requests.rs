@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView};
 
-use super::json_insert::{JsonInsert, Kind, json_rows};
+use super::json_insert::{JsonInsert, JsonRows, Kind};
 use super::{Store, StoreError, StoreResult};
 
 /// The client requests' insert (the log writer's, see `write_log`); each row's
@@ -33,11 +33,11 @@ pub(super) static REQUEST_INSERT: JsonInsert = JsonInsert::new(
 );
 
 /// The requests as [`REQUEST_INSERT`]'s JSON rows (the route trace as a JSON string).
-pub(super) fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json::Error> {
-    let traced: Vec<(&RequestLogRow, String)> =
-        rows.iter().map(|r| Ok((r, serde_json::to_string(&r.route_trace)?))).collect::<Result<_, _>>()?;
-    json_rows(traced.iter().map(|(r, trace)| {
-        (
+pub(super) async fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json::Error> {
+    let mut json = JsonRows::new();
+    for r in rows {
+        let trace = serde_json::to_string(&r.route_trace)?;
+        json.push((
             &r.request_id,
             r.at.0,
             &r.api_key_id,
@@ -51,8 +51,10 @@ pub(super) fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json:
             r.failed_attempts,
             r.latency_ms,
             trace,
-        )
-    }))
+        ))
+        .await?;
+    }
+    Ok(json.finish())
 }
 
 /// One client request, as written by the log writer.

@@ -87,9 +87,42 @@ impl JsonInsert {
     }
 }
 
-/// `rows` as one JSON array (each row a tuple, serialized as an array).
-pub fn json_rows<T: serde::Serialize>(rows: impl Iterator<Item = T>) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&rows.collect::<Vec<T>>())
+/// Rows serialized between two yields to the runtime: a full batch (1,024 rows of
+/// each table) serialized in one go held a tokio worker for milliseconds, which
+/// the requests queued behind it saw as a p99 of +1.5 ms at 2,000 req/s.
+const ROWS_PER_YIELD: usize = 64;
+
+/// A JSON array of rows (each row a tuple, serialized as an array), built a few
+/// rows at a time.
+pub struct JsonRows {
+    text: String,
+    rows: usize,
+}
+
+impl JsonRows {
+    /// An empty array.
+    pub fn new() -> JsonRows {
+        JsonRows { text: String::from("["), rows: 0 }
+    }
+
+    /// Appends `row`, yielding to the runtime every [`ROWS_PER_YIELD`] rows.
+    pub async fn push<T: serde::Serialize>(&mut self, row: T) -> Result<(), serde_json::Error> {
+        if self.rows > 0 {
+            if self.rows % ROWS_PER_YIELD == 0 {
+                tokio::task::yield_now().await;
+            }
+            self.text.push(',');
+        }
+        self.text.push_str(&serde_json::to_string(&row)?);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The array's text.
+    pub fn finish(mut self) -> String {
+        self.text.push(']');
+        self.text
+    }
 }
 
 #[cfg(test)]
@@ -110,7 +143,19 @@ mod tests {
             "INSERT INTO t (a, b) SELECT (value ->> 0)::bigint, value ->> 1 FROM jsonb_array_elements($1::jsonb) \
              WHERE true ON CONFLICT (a) DO NOTHING"
         );
-        let rows = json_rows([(1_i64, "x"), (2, "y\"z")].into_iter());
-        assert_eq!(rows.ok().as_deref(), Some(r#"[[1,"x"],[2,"y\"z"]]"#));
+    }
+
+    #[tokio::test]
+    async fn rows_become_one_array_of_arrays() {
+        let mut rows = JsonRows::new();
+        assert_eq!(JsonRows::new().finish(), "[]");
+        for i in 0..130_i64 {
+            rows.push((i, if i == 1 { Some("y\"z") } else { None })).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        let text = rows.finish();
+        assert!(text.starts_with(r#"[[0,null],[1,"y\"z"],[2,null],"#), "{text}");
+        let back: Vec<(i64, Option<String>)> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.len(), 130);
+        assert_eq!(back[129], (129, None));
     }
 }

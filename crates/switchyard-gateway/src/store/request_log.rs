@@ -7,7 +7,7 @@ use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 use std::sync::OnceLock;
 
 use super::client_requests::{REQUEST_INSERT, request_rows};
-use super::json_insert::{JsonInsert, Kind, json_rows};
+use super::json_insert::{JsonInsert, JsonRows, Kind};
 use super::request_stats::{STATS_INSERT, StatsDelta, stats_rows};
 use super::{Backend, RequestLogRow, Store, StoreError, StoreResult};
 
@@ -76,10 +76,11 @@ static ATTEMPT_INSERT: JsonInsert = JsonInsert::new(
 );
 
 /// The attempts as [`ATTEMPT_INSERT`]'s JSON rows.
-fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
-    json_rows(rows.iter().map(|r| {
+async fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
+    let mut json = JsonRows::new();
+    for r in rows {
         let tokens = |f: fn(&TokenUsageView) -> u32| r.tokens.as_ref().map(f);
-        (
+        json.push((
             r.at.0,
             &r.request_id,
             &r.api_key_id,
@@ -95,8 +96,10 @@ fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
             tokens(|t| t.output),
             tokens(|t| t.cache_read),
             tokens(|t| t.cache_write),
-        )
-    }))
+        ))
+        .await?;
+    }
+    Ok(json.finish())
 }
 
 /// Rows one retention transaction deletes at most.
@@ -150,9 +153,9 @@ impl Store {
         }
         let unwritable = |source| StoreError::Corrupt { table: "request_log", column: "batch", source };
         let rows = [
-            attempt_rows(&batch.attempts).map_err(unwritable)?,
-            request_rows(&batch.requests).map_err(unwritable)?,
-            stats_rows(&batch.stats).map_err(unwritable)?,
+            attempt_rows(&batch.attempts).await.map_err(unwritable)?,
+            request_rows(&batch.requests).await.map_err(unwritable)?,
+            stats_rows(&batch.stats).await.map_err(unwritable)?,
         ];
         let inserts = [&ATTEMPT_INSERT, &REQUEST_INSERT, &STATS_INSERT];
         let mut tx = self.pool.begin().await?;

@@ -8,7 +8,7 @@ use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestCountsView, RequestOutcome};
 
-use super::json_insert::{JsonInsert, Kind, json_rows};
+use super::json_insert::{JsonInsert, JsonRows, Kind};
 use super::{AttemptLogRow, RequestLogRow, Store, StoreResult};
 
 /// Milliseconds per stats bucket.
@@ -106,9 +106,10 @@ pub(super) static STATS_INSERT: JsonInsert = JsonInsert::new(
 );
 
 /// The additions as [`STATS_INSERT`]'s JSON rows.
-pub(super) fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error> {
-    json_rows(delta.0.iter().map(|(&minute, c)| {
-        (
+pub(super) async fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error> {
+    let mut json = JsonRows::new();
+    for (&minute, c) in &delta.0 {
+        json.push((
             minute,
             c.requests,
             c.served,
@@ -118,8 +119,10 @@ pub(super) fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error
             c.request_failed_attempts,
             c.attempts,
             c.failed_attempts,
-        )
-    }))
+        ))
+        .await?;
+    }
+    Ok(json.finish())
 }
 
 const STATS_COLUMNS: [&str; 8] = [
