@@ -1,43 +1,50 @@
 //! The `client_requests` table: one row per client request with its final outcome
 //! and route (the agent's view); the attempts stay in `request_log`.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView};
 
-use super::json_insert::{JsonInsert, JsonRows, Kind};
+use super::json_insert::{JsonInsert, json_rows};
+use super::multi_insert::{MultiInsert, chunks};
 use super::{Store, StoreError, StoreResult};
 
-/// The client requests' insert (the log writer's, see `write_log`); each row's
-/// array is [`request_rows`]'s tuple. A repeated request id is ignored (ids are
-/// random: it does not happen, and the per-minute counts assume it).
-pub(super) static REQUEST_INSERT: JsonInsert = JsonInsert::new(
+/// The client requests' insert.
+static REQUEST_INSERT: MultiInsert = MultiInsert::new(
+    "INSERT INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, error_code, \
+     connection_id, attempts, failed_attempts, latency_ms, route_json) VALUES ",
+    13,
+    " ON CONFLICT (request_id) DO NOTHING",
+);
+
+/// The client requests' insert from JSON (small batches on SQLite, see
+/// `write_log`); each row's array is [`request_rows`]'s tuple.
+pub(super) static REQUEST_JSON: JsonInsert = JsonInsert::new(
     "client_requests",
     &[
-        ("request_id", Kind::Text),
-        ("at", Kind::Int),
-        ("api_key_id", Kind::Text),
-        ("route", Kind::Text),
-        ("model", Kind::Text),
-        ("status", Kind::Int),
-        ("outcome", Kind::Text),
-        ("error_code", Kind::Text),
-        ("connection_id", Kind::Text),
-        ("attempts", Kind::Int),
-        ("failed_attempts", Kind::Int),
-        ("latency_ms", Kind::Int),
-        ("route_json", Kind::Text),
+        "request_id",
+        "at",
+        "api_key_id",
+        "route",
+        "model",
+        "status",
+        "outcome",
+        "error_code",
+        "connection_id",
+        "attempts",
+        "failed_attempts",
+        "latency_ms",
+        "route_json",
     ],
     " ON CONFLICT (request_id) DO NOTHING",
 );
 
-/// The requests as [`REQUEST_INSERT`]'s JSON rows (the route trace as a JSON string).
-pub(super) async fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json::Error> {
-    let mut json = JsonRows::new();
-    for r in rows {
-        let trace = serde_json::to_string(&r.route_trace)?;
-        json.push((
+/// The requests as [`REQUEST_JSON`]'s rows (the route trace as a JSON string).
+pub(super) fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json::Error> {
+    let traces = rows.iter().map(|r| serde_json::to_string(&r.route_trace)).collect::<Result<Vec<_>, _>>()?;
+    json_rows(rows.iter().zip(traces).map(|(r, trace)| {
+        (
             &r.request_id,
             r.at.0,
             &r.api_key_id,
@@ -51,10 +58,8 @@ pub(super) async fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde
             r.failed_attempts,
             r.latency_ms,
             trace,
-        ))
-        .await?;
-    }
-    Ok(json.finish())
+        )
+    }))
 }
 
 /// One client request, as written by the log writer.
@@ -131,6 +136,38 @@ fn entry(r: &AnyRow) -> RequestEntryView {
 }
 
 impl Store {
+    /// Appends client requests inside the log writer's transaction, in multi-row
+    /// statements. A repeated request id is ignored (ids are random: it does not
+    /// happen, and the per-minute counts assume it).
+    pub(super) async fn insert_requests(
+        tx: &mut Transaction<'static, Any>,
+        rows: &[RequestLogRow],
+        anonymous: bool,
+    ) -> StoreResult<()> {
+        for chunk in chunks(rows) {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), anonymous)));
+            for r in chunk {
+                let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
+                query = query
+                    .bind(r.request_id.as_str())
+                    .bind(r.at.0)
+                    .bind(r.api_key_id.as_deref())
+                    .bind(r.route)
+                    .bind(r.model.as_str())
+                    .bind(i64::from(r.status))
+                    .bind(outcome_name(r.outcome))
+                    .bind(r.error_code.as_deref())
+                    .bind(r.connection_id.as_deref())
+                    .bind(i64::from(r.attempts))
+                    .bind(i64::from(r.failed_attempts))
+                    .bind(i64::from(r.latency_ms))
+                    .bind(trace);
+            }
+            query.execute(&mut **tx).await?;
+        }
+        Ok(())
+    }
+
     /// Requests matching `q`, newest first.
     pub async fn list_requests(&self, q: &RequestsQuery) -> StoreResult<Vec<RequestEntryView>> {
         /// A bound value of the filter.

@@ -19,6 +19,7 @@ mod client_requests;
 mod connections;
 mod json_insert;
 mod leases;
+mod multi_insert;
 mod request_log;
 mod request_stats;
 mod resilience_state;

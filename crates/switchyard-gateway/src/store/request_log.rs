@@ -1,14 +1,15 @@
 //! The `request_log` table: one row per upstream attempt, bounded retention.
 
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
 
 use std::sync::OnceLock;
 
-use super::client_requests::{REQUEST_INSERT, request_rows};
-use super::json_insert::{JsonInsert, JsonRows, Kind};
-use super::request_stats::{STATS_INSERT, StatsDelta, stats_rows};
+use super::client_requests::{REQUEST_JSON, request_rows};
+use super::json_insert::{JsonInsert, SMALL_BATCH, json_rows};
+use super::multi_insert::{MultiInsert, chunks};
+use super::request_stats::{STATS_JSON, StatsDelta, stats_rows};
 use super::{Backend, RequestLogRow, Store, StoreError, StoreResult};
 
 /// One attempt, as written by the log writer.
@@ -52,35 +53,43 @@ macro_rules! select_rows {
     };
 }
 
-/// The attempt rows' insert; each row's array is [`attempt_rows`]'s tuple.
-static ATTEMPT_INSERT: JsonInsert = JsonInsert::new(
+/// The attempt rows' insert.
+static ATTEMPT_INSERT: MultiInsert = MultiInsert::new(
+    "INSERT INTO request_log (at, request_id, api_key_id, route, provider, connection_id, model, status, \
+     latency_ms, bytes, error_kind, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens) VALUES ",
+    15,
+    "",
+);
+
+/// The attempt rows' insert from JSON (small batches on SQLite); each row's array
+/// is [`attempt_rows`]'s tuple.
+static ATTEMPT_JSON: JsonInsert = JsonInsert::new(
     "request_log",
     &[
-        ("at", Kind::Int),
-        ("request_id", Kind::Text),
-        ("api_key_id", Kind::Text),
-        ("route", Kind::Text),
-        ("provider", Kind::Text),
-        ("connection_id", Kind::Text),
-        ("model", Kind::Text),
-        ("status", Kind::Int),
-        ("latency_ms", Kind::Int),
-        ("bytes", Kind::Int),
-        ("error_kind", Kind::Text),
-        ("input_tokens", Kind::Int),
-        ("output_tokens", Kind::Int),
-        ("cache_read_tokens", Kind::Int),
-        ("cache_write_tokens", Kind::Int),
+        "at",
+        "request_id",
+        "api_key_id",
+        "route",
+        "provider",
+        "connection_id",
+        "model",
+        "status",
+        "latency_ms",
+        "bytes",
+        "error_kind",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
     ],
     "",
 );
 
-/// The attempts as [`ATTEMPT_INSERT`]'s JSON rows.
-async fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
-    let mut json = JsonRows::new();
-    for r in rows {
+/// The attempts as [`ATTEMPT_JSON`]'s rows.
+fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Error> {
+    json_rows(rows.iter().map(|r| {
         let tokens = |f: fn(&TokenUsageView) -> u32| r.tokens.as_ref().map(f);
-        json.push((
+        (
             r.at.0,
             &r.request_id,
             &r.api_key_id,
@@ -96,10 +105,8 @@ async fn attempt_rows(rows: &[AttemptLogRow]) -> Result<String, serde_json::Erro
             tokens(|t| t.output),
             tokens(|t| t.cache_read),
             tokens(|t| t.cache_write),
-        ))
-        .await?;
-    }
-    Ok(json.finish())
+        )
+    }))
 }
 
 /// Rows one retention transaction deletes at most.
@@ -143,52 +150,76 @@ impl LogBatch {
 
 impl Store {
     /// Writes a batch in one transaction: its attempts, its client requests and
-    /// their per-minute counts land together or not at all. Each table's rows go as
-    /// one JSON array in one statement (see `json_insert`); on SQLite the three
-    /// statements go in one execute, so a batch is three round trips to the
-    /// connection's thread whatever its size.
+    /// their per-minute counts land together or not at all. A small batch on
+    /// SQLite goes as JSON in one execute (see `json_insert`); others in multi-row
+    /// statements of fixed sizes (see `multi_insert`).
     pub async fn write_log(&self, batch: &LogBatch) -> StoreResult<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let unwritable = |source| StoreError::Corrupt { table: "request_log", column: "batch", source };
-        let rows = [
-            attempt_rows(&batch.attempts).await.map_err(unwritable)?,
-            request_rows(&batch.requests).await.map_err(unwritable)?,
-            stats_rows(&batch.stats).await.map_err(unwritable)?,
-        ];
-        let inserts = [&ATTEMPT_INSERT, &REQUEST_INSERT, &STATS_INSERT];
+        let sqlite = self.backend == Backend::Sqlite;
         let mut tx = self.pool.begin().await?;
-        match self.backend {
-            Backend::Sqlite => {
-                static ALL: OnceLock<String> = OnceLock::new();
-                let text = ALL.get_or_init(|| {
-                    let statements: Vec<String> = inserts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, insert)| insert.text(Backend::Sqlite, i + 1))
-                        .collect();
-                    statements.join(";\n")
-                });
-                let [attempts, requests, stats] = rows;
-                sqlx::query(sqlx::AssertSqlSafe(text.as_str()))
-                    .bind(attempts)
-                    .bind(requests)
-                    .bind(stats)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            // Postgres takes one statement per execute (its extended protocol).
-            Backend::Postgres => {
-                for (insert, rows) in inserts.into_iter().zip(rows) {
-                    sqlx::query(sqlx::AssertSqlSafe(insert.text(Backend::Postgres, 1)))
-                        .bind(rows)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-            }
+        if sqlite && batch.attempts.len().max(batch.requests.len()) <= SMALL_BATCH {
+            Store::insert_small_batch(&mut tx, batch).await?;
+        } else {
+            Store::insert_attempts(&mut tx, &batch.attempts, sqlite).await?;
+            Store::insert_requests(&mut tx, &batch.requests, sqlite).await?;
+            Store::add_stats(&mut tx, &batch.stats).await?;
         }
         tx.commit().await?;
+        Ok(())
+    }
+
+    /// A small batch on SQLite: the three tables' rows as JSON, one execute.
+    async fn insert_small_batch(tx: &mut Transaction<'static, Any>, batch: &LogBatch) -> StoreResult<()> {
+        static ALL: OnceLock<String> = OnceLock::new();
+        let text = ALL.get_or_init(|| {
+            let statements: Vec<String> = [&ATTEMPT_JSON, &REQUEST_JSON, &STATS_JSON]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| t.text(i + 1))
+                .collect();
+            statements.join(";\n")
+        });
+        let unwritable = |source| StoreError::Corrupt { table: "request_log", column: "batch", source };
+        sqlx::query(sqlx::AssertSqlSafe(text.as_str()))
+            .bind(attempt_rows(&batch.attempts).map_err(unwritable)?)
+            .bind(request_rows(&batch.requests).map_err(unwritable)?)
+            .bind(stats_rows(&batch.stats).map_err(unwritable)?)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Appends attempts in multi-row statements (`anonymous`: `?` placeholders,
+    /// for SQLite).
+    async fn insert_attempts(
+        tx: &mut Transaction<'static, Any>,
+        attempts: &[AttemptLogRow],
+        anonymous: bool,
+    ) -> StoreResult<()> {
+        for rows in chunks(attempts) {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len(), anonymous)));
+            for r in rows {
+                query = query
+                    .bind(r.at.0)
+                    .bind(&r.request_id)
+                    .bind(&r.api_key_id)
+                    .bind(r.route)
+                    .bind(&r.provider)
+                    .bind(&r.connection_id)
+                    .bind(&r.model)
+                    .bind(r.status.map(i64::from))
+                    .bind(i64::from(r.latency_ms))
+                    .bind(i64::try_from(r.bytes).unwrap_or(i64::MAX))
+                    .bind(&r.error_kind)
+                    .bind(r.tokens.map(|t| i64::from(t.input)))
+                    .bind(r.tokens.map(|t| i64::from(t.output)))
+                    .bind(r.tokens.map(|t| i64::from(t.cache_read)))
+                    .bind(r.tokens.map(|t| i64::from(t.cache_write)));
+            }
+            query.execute(&mut **tx).await?;
+        }
         Ok(())
     }
 
@@ -287,4 +318,111 @@ fn tokens_of(row: &sqlx::any::AnyRow) -> Result<Option<TokenUsageView>, sqlx::Er
         cache_read: get("cache_read_tokens")?.unwrap_or(0),
         cache_write: get("cache_write_tokens")?.unwrap_or(0),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchyard_types::requests::{RequestOutcome, RequestsQuery, RouteTraceView};
+
+    const T0: i64 = 1_700_000_000_000;
+
+    /// Rows with every optional field both set and unset, text that JSON must
+    /// escape, and two minutes of per-minute counts.
+    fn batch(from: usize, to: usize) -> LogBatch {
+        let mut batch = LogBatch::default();
+        for i in from..to {
+            let at = UnixMillis(T0 + i as i64 * 1_000);
+            let odd = i % 2 == 1;
+            let attempt = AttemptLogRow {
+                at,
+                request_id: format!("req-{i:04}"),
+                api_key_id: odd.then(|| "key-\"a\"".to_owned()),
+                route: "/v1/messages",
+                provider: "anthropic".to_owned(),
+                connection_id: format!("conn-{}", i % 3),
+                model: "claude-ß-\\-☃".to_owned(),
+                status: (!odd).then_some(200),
+                latency_ms: i as u32,
+                bytes: u64::MAX - i as u64,
+                error_kind: odd.then(|| "timeout".to_owned()),
+                tokens: (!odd).then_some(TokenUsageView {
+                    input: 1,
+                    output: 2,
+                    cache_read: 3,
+                    cache_write: i as u32,
+                }),
+            };
+            batch.push_request(RequestLogRow {
+                request_id: attempt.request_id.clone(),
+                at,
+                api_key_id: attempt.api_key_id.clone(),
+                route: attempt.route,
+                model: attempt.model.clone(),
+                status: if odd { 504 } else { 200 },
+                outcome: if odd { RequestOutcome::Failed } else { RequestOutcome::Served },
+                error_code: odd.then(|| "upstream_timeout".to_owned()),
+                connection_id: (!odd).then(|| attempt.connection_id.clone()),
+                attempts: 1,
+                failed_attempts: u32::from(odd),
+                latency_ms: i as u32,
+                route_trace: RouteTraceView {
+                    resolved_as: format!("alias 'x{i}' → \"y\""),
+                    strategy: "priority".to_owned(),
+                    candidates: Vec::new(),
+                    notes: vec!["line\nbreak".to_owned()],
+                },
+            });
+            batch.push_attempt(attempt);
+        }
+        batch
+    }
+
+    /// Everything the log's readers can see.
+    async fn everything(store: &Store) -> impl PartialEq + std::fmt::Debug {
+        let attempts = store.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
+        let all = RequestsQuery { limit: Some(1_000), ..RequestsQuery::default() };
+        let requests = store.list_requests(&all).await.unwrap_or_else(|e| panic!("{e}"));
+        let mut details = Vec::new();
+        for r in &requests {
+            details.push(store.get_request(&r.request_id).await.unwrap_or_else(|e| panic!("{e}")));
+        }
+        let counts = store.summary_counts(UnixMillis(T0 + 200_000)).await.unwrap_or_else(|e| panic!("{e}"));
+        (attempts, requests, details, counts)
+    }
+
+    #[tokio::test]
+    async fn small_and_large_batches_store_the_same_rows() {
+        let small_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let large_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let small = Store::open(small_dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let large = Store::open(large_dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let rows = 2 * SMALL_BATCH + 10;
+        // Batches of ten take the JSON path; one batch of all takes the multi-row one.
+        for from in (0..rows).step_by(10) {
+            small.write_log(&batch(from, (from + 10).min(rows))).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        large.write_log(&batch(0, rows)).await.unwrap_or_else(|e| panic!("{e}"));
+        let seen = everything(&small).await;
+        assert_eq!(seen, everything(&large).await);
+
+        // And what they store is what was written.
+        let attempts = small.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(attempts.len(), rows);
+        let (odd, even) = (&attempts[0], &attempts[1]);
+        assert_eq!(odd.request_id, format!("req-{:04}", rows - 1));
+        assert_eq!(odd.api_key_id.as_deref(), Some("key-\"a\""));
+        assert_eq!((odd.status, odd.error_kind.as_deref(), odd.tokens), (None, Some("timeout"), None));
+        assert_eq!(even.model, "claude-ß-\\-☃");
+        assert_eq!(even.status, Some(200));
+        assert_eq!(even.bytes, i64::MAX as f64, "bytes past i64 are clamped");
+        assert_eq!(even.tokens.map(|t| (t.input, t.cache_write)), Some((1, rows as u32 - 2)));
+        let (entry, trace) =
+            small.get_request("req-0003").await.ok().flatten().unwrap_or_else(|| panic!("no req-0003"));
+        assert_eq!((entry.status, entry.outcome, entry.connection), (504, RequestOutcome::Failed, None));
+        assert_eq!(trace.resolved_as, "alias 'x3' → \"y\"");
+        assert_eq!(trace.notes, ["line\nbreak"]);
+        let counts = small.summary_counts(UnixMillis(T0 + 200_000)).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counts.attempts_last_hour, (rows as u32, rows as u32 / 2));
+    }
 }

@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::Row;
+use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestCountsView, RequestOutcome};
 
-use super::json_insert::{JsonInsert, JsonRows, Kind};
+use super::json_insert::{JsonInsert, json_rows};
 use super::{AttemptLogRow, RequestLogRow, Store, StoreResult};
 
 /// Milliseconds per stats bucket.
@@ -78,21 +78,21 @@ pub struct SummaryCounts {
     pub attempts_last_day: (u32, u32),
 }
 
-/// The per-minute additions' upsert (the log writer's, see `write_log`); each
-/// row's array is [`stats_rows`]'s tuple. Every replica of a team adds to the same
-/// rows.
-pub(super) static STATS_INSERT: JsonInsert = JsonInsert::new(
+/// The per-minute additions' upsert from JSON (small batches on SQLite, see
+/// `write_log`; [`Store::add_stats`] otherwise); each row's array is
+/// [`stats_rows`]'s tuple.
+pub(super) static STATS_JSON: JsonInsert = JsonInsert::new(
     "request_stats",
     &[
-        ("minute", Kind::Int),
-        ("requests", Kind::Int),
-        ("served", Kind::Int),
-        ("served_after_failover", Kind::Int),
-        ("request_errors", Kind::Int),
-        ("request_attempts", Kind::Int),
-        ("request_failed_attempts", Kind::Int),
-        ("attempts", Kind::Int),
-        ("failed_attempts", Kind::Int),
+        "minute",
+        "requests",
+        "served",
+        "served_after_failover",
+        "request_errors",
+        "request_attempts",
+        "request_failed_attempts",
+        "attempts",
+        "failed_attempts",
     ],
     " ON CONFLICT (minute) DO UPDATE SET \
      requests = request_stats.requests + excluded.requests, \
@@ -105,11 +105,10 @@ pub(super) static STATS_INSERT: JsonInsert = JsonInsert::new(
      failed_attempts = request_stats.failed_attempts + excluded.failed_attempts",
 );
 
-/// The additions as [`STATS_INSERT`]'s JSON rows.
-pub(super) async fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error> {
-    let mut json = JsonRows::new();
-    for (&minute, c) in &delta.0 {
-        json.push((
+/// The additions as [`STATS_JSON`]'s rows.
+pub(super) fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error> {
+    json_rows(delta.0.iter().map(|(&minute, c)| {
+        (
             minute,
             c.requests,
             c.served,
@@ -119,10 +118,8 @@ pub(super) async fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json:
             c.request_failed_attempts,
             c.attempts,
             c.failed_attempts,
-        ))
-        .await?;
-    }
-    Ok(json.finish())
+        )
+    }))
 }
 
 const STATS_COLUMNS: [&str; 8] = [
@@ -141,6 +138,38 @@ fn clamp(n: i64) -> u32 {
 }
 
 impl Store {
+    /// Adds `delta` to its minute rows inside the log writer's transaction (every
+    /// replica of a team adds to the same rows).
+    pub(super) async fn add_stats(tx: &mut Transaction<'static, Any>, delta: &StatsDelta) -> StoreResult<()> {
+        for (&minute, counts) in &delta.0 {
+            sqlx::query(
+                "INSERT INTO request_stats (minute, requests, served, served_after_failover, request_errors, \
+                 request_attempts, request_failed_attempts, attempts, failed_attempts) \
+                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT (minute) DO UPDATE SET \
+                 requests = request_stats.requests + excluded.requests, \
+                 served = request_stats.served + excluded.served, \
+                 served_after_failover = request_stats.served_after_failover + excluded.served_after_failover, \
+                 request_errors = request_stats.request_errors + excluded.request_errors, \
+                 request_attempts = request_stats.request_attempts + excluded.request_attempts, \
+                 request_failed_attempts = request_stats.request_failed_attempts + excluded.request_failed_attempts, \
+                 attempts = request_stats.attempts + excluded.attempts, \
+                 failed_attempts = request_stats.failed_attempts + excluded.failed_attempts",
+            )
+            .bind(minute)
+            .bind(counts.requests)
+            .bind(counts.served)
+            .bind(counts.served_after_failover)
+            .bind(counts.request_errors)
+            .bind(counts.request_attempts)
+            .bind(counts.request_failed_attempts)
+            .bind(counts.attempts)
+            .bind(counts.failed_attempts)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
     /// The summary's counts at `now`: the minutes that began within the last hour
     /// and the last 24 hours, the current one included (so a window reaches back up
     /// to a minute further than exact, never shorter).
