@@ -78,23 +78,11 @@ pub struct SummaryCounts {
     pub attempts_last_day: (u32, u32),
 }
 
-/// The per-minute additions' upsert from JSON (small batches on SQLite, see
-/// `write_log`; [`Store::add_stats`] otherwise); each row's array is
-/// [`stats_rows`]'s tuple.
-pub(super) static STATS_JSON: JsonInsert = JsonInsert::new(
-    "request_stats",
-    &[
-        "minute",
-        "requests",
-        "served",
-        "served_after_failover",
-        "request_errors",
-        "request_attempts",
-        "request_failed_attempts",
-        "attempts",
-        "failed_attempts",
-    ],
-    " ON CONFLICT (minute) DO UPDATE SET \
+/// The per-minute rows' conflict clause: every replica of a team, and every batch,
+/// adds to the minute's row.
+macro_rules! stats_upsert {
+    () => {
+        " ON CONFLICT (minute) DO UPDATE SET \
      requests = request_stats.requests + excluded.requests, \
      served = request_stats.served + excluded.served, \
      served_after_failover = request_stats.served_after_failover + excluded.served_after_failover, \
@@ -102,8 +90,14 @@ pub(super) static STATS_JSON: JsonInsert = JsonInsert::new(
      request_attempts = request_stats.request_attempts + excluded.request_attempts, \
      request_failed_attempts = request_stats.request_failed_attempts + excluded.request_failed_attempts, \
      attempts = request_stats.attempts + excluded.attempts, \
-     failed_attempts = request_stats.failed_attempts + excluded.failed_attempts",
-);
+     failed_attempts = request_stats.failed_attempts + excluded.failed_attempts"
+    };
+}
+
+/// The per-minute additions' upsert from JSON (small batches on SQLite, see
+/// `write_log`; [`Store::add_stats`] otherwise); each row's array is
+/// [`stats_rows`]'s tuple.
+pub(super) static STATS_JSON: JsonInsert = JsonInsert::new("request_stats", &STATS_ROW, stats_upsert!());
 
 /// The additions as [`STATS_JSON`]'s rows.
 pub(super) fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error> {
@@ -122,7 +116,9 @@ pub(super) fn stats_rows(delta: &StatsDelta) -> Result<String, serde_json::Error
     }))
 }
 
-const STATS_COLUMNS: [&str; 8] = [
+/// A minute row's columns: the minute, then its counts.
+const STATS_ROW: [&str; 9] = [
+    "minute",
     "requests",
     "served",
     "served_after_failover",
@@ -142,19 +138,12 @@ impl Store {
     /// replica of a team adds to the same rows).
     pub(super) async fn add_stats(tx: &mut Transaction<'static, Any>, delta: &StatsDelta) -> StoreResult<()> {
         for (&minute, counts) in &delta.0 {
-            sqlx::query(
+            sqlx::query(concat!(
                 "INSERT INTO request_stats (minute, requests, served, served_after_failover, request_errors, \
                  request_attempts, request_failed_attempts, attempts, failed_attempts) \
-                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT (minute) DO UPDATE SET \
-                 requests = request_stats.requests + excluded.requests, \
-                 served = request_stats.served + excluded.served, \
-                 served_after_failover = request_stats.served_after_failover + excluded.served_after_failover, \
-                 request_errors = request_stats.request_errors + excluded.request_errors, \
-                 request_attempts = request_stats.request_attempts + excluded.request_attempts, \
-                 request_failed_attempts = request_stats.request_failed_attempts + excluded.request_failed_attempts, \
-                 attempts = request_stats.attempts + excluded.attempts, \
-                 failed_attempts = request_stats.failed_attempts + excluded.failed_attempts",
-            )
+                 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)",
+                stats_upsert!()
+            ))
             .bind(minute)
             .bind(counts.requests)
             .bind(counts.served)
@@ -177,7 +166,7 @@ impl Store {
         const HOUR_MS: i64 = 3_600_000;
         let hour = minute_of(UnixMillis(now.0 - HOUR_MS));
         let day = minute_of(UnixMillis(now.0 - 24 * HOUR_MS));
-        let sums: Vec<String> = STATS_COLUMNS
+        let sums: Vec<String> = STATS_ROW[1..]
             .iter()
             .map(|c| {
                 format!(
