@@ -208,16 +208,17 @@ async fn seeded_chaos_on_two_connections_never_reaches_the_client_while_a_health
     for round in 0..ROUNDS {
         let pending = gw.post_in_background("/v1/messages", &body);
         // A silent or stalled upstream waits on the gateway's clock: move it a second
-        // at a time until the answer is there (the readiness budget is 60 s).
+        // at a time until the answer is there (the readiness budget is 60 s). The
+        // gateway runs on its own threads, so a pending timer does not mean it is
+        // idle: each second of its clock is given 2 ms of real time first, so an
+        // answer that is on its way (up to 30 ms of scripted latency) has 120 ms.
         let mut waited = 0;
         while !pending.is_finished() && waited < 600 {
-            tokio::task::yield_now().await;
-            if clock.pending_timers() > 0 {
+            // Polling for the gateway to reach its next wait, not a wait for time.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            if clock.pending_timers() > 0 && !pending.is_finished() {
                 clock.advance_ms(1_000);
                 waited += 1;
-            } else {
-                // Polling for the gateway's task to reach its next wait, not a wait for time.
-                tokio::time::sleep(std::time::Duration::from_millis(1)).await;
             }
         }
         let outcome = seen(pending.await.unwrap_or_else(|e| panic!("{e}"))).await;

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, GatewayClock, SystemClock};
 use crate::config::ConfigFile;
 use crate::conn::ConnectionOptions;
+use crate::conn::lanes::Lanes;
 use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
@@ -126,6 +127,9 @@ pub struct Gateway {
     state: Arc<GatewayState>,
     shutdown: CancellationToken,
     server: JoinHandle<()>,
+    /// The connections' runtimes: dropped last, after the store closed, so nothing
+    /// that was opened on them (a Postgres connection) outlives its reactor while in use.
+    _lanes: Arc<Lanes>,
     log_writer: JoinHandle<()>,
     log_shutdown: CancellationToken,
     persister: JoinHandle<()>,
@@ -157,9 +161,14 @@ impl Gateway {
         let (token, mut token_source) = management_token(&config.data_dir, config.management_token.clone())?;
         let team = (store.backend() == Backend::Postgres).then(Team::new);
 
-        let hop =
-            HopClient::new(config.proxy.connect_timeout, &config.proxy.upstream_proxy, config.clock.clone())
-                .context("building the proxy hop's HTTP client")?;
+        let lanes = Lanes::start(config.connections.lanes)?;
+        let hop = HopClient::new(
+            config.proxy.connect_timeout,
+            &config.proxy.upstream_proxy,
+            lanes.len(),
+            config.clock.clone(),
+        )
+        .context("building the proxy hop's HTTP client")?;
         let http = side_call_client(config.proxy.connect_timeout)
             .build()
             .context("building the side calls' HTTP client")?;
@@ -271,8 +280,14 @@ impl Gateway {
             started: tokio::time::Instant::now(),
         });
         let app = crate::http::router(state.clone());
-        let server =
-            crate::conn::spawn(listener, app, &config.connections, config.clock.clone(), shutdown.clone())?;
+        let server = crate::conn::spawn(
+            listener,
+            app,
+            &config.connections,
+            lanes,
+            config.clock.clone(),
+            shutdown.clone(),
+        )?;
         tracing::info!(event = "gateway.started", listen = %addr);
         Ok(Gateway {
             addr,
@@ -282,6 +297,7 @@ impl Gateway {
             state,
             shutdown,
             server: server.task,
+            _lanes: server.lanes,
             log_writer,
             log_shutdown,
             persister,

@@ -16,6 +16,7 @@
 mod body;
 mod connection;
 mod fd_limit;
+pub mod lanes;
 mod slots;
 mod timer;
 
@@ -25,7 +26,7 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper::server::conn::http1;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +36,7 @@ pub use timer::ClockTimer;
 
 use crate::clock::GatewayClock;
 use connection::ConnectionContext;
+use lanes::Lanes;
 use slots::Slots;
 
 /// Default [`ConnectionOptions::header_read_timeout`].
@@ -57,6 +59,9 @@ pub struct ConnectionOptions {
     /// Open client connections at most; `None` derives the cap from the open-file
     /// limit ([`connection_cap`]).
     pub max_connections: Option<usize>,
+    /// Single-threaded runtimes serving the connections ([`lanes`]); one per core
+    /// by default.
+    pub lanes: usize,
 }
 
 impl Default for ConnectionOptions {
@@ -65,6 +70,7 @@ impl Default for ConnectionOptions {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: None,
+            lanes: lanes::default_count(),
         }
     }
 }
@@ -77,13 +83,18 @@ pub struct Server {
     pub fd_limit: Option<u64>,
     /// The loop; ends once `stop` fired and every connection has closed.
     pub task: tokio::task::JoinHandle<()>,
+    /// The lanes the connections run on; they stop when the last holder drops them
+    /// (the loop holds them until it ends).
+    pub lanes: Arc<Lanes>,
 }
 
-/// Raises the fd limit, then serves `app` on `listener` until `stop` fires.
+/// Raises the fd limit, then serves `app` on `listener` until `stop` fires, each
+/// connection on one of `lanes`.
 pub fn spawn(
     listener: TcpListener,
     app: Router,
     options: &ConnectionOptions,
+    lanes: Arc<Lanes>,
     clock: Arc<dyn GatewayClock>,
     stop: CancellationToken,
 ) -> anyhow::Result<Server> {
@@ -102,15 +113,21 @@ pub fn spawn(
         body_read_timeout: options.body_read_timeout,
     });
     let slots = Slots::new(max_connections, clock.clone());
-    tracing::info!(event = "server.limits", max_connections, fd_limit = fd_limit.unwrap_or_default());
-    let task = tokio::spawn(accept_loop(listener, context, slots, clock, stop));
-    Ok(Server { max_connections, fd_limit, task })
+    tracing::info!(
+        event = "server.limits",
+        max_connections,
+        fd_limit = fd_limit.unwrap_or_default(),
+        lanes = lanes.len()
+    );
+    let task = tokio::spawn(accept_loop(listener, context, slots, lanes.clone(), clock, stop));
+    Ok(Server { max_connections, fd_limit, task, lanes })
 }
 
 async fn accept_loop(
     listener: TcpListener,
     context: Arc<ConnectionContext>,
     slots: Arc<Slots>,
+    lanes: Arc<Lanes>,
     clock: Arc<dyn GatewayClock>,
     stop: CancellationToken,
 ) {
@@ -140,7 +157,22 @@ async fn accept_loop(
             tracing::debug!(event = "server.nodelay_failed", error = %e);
         }
         let Some(admitted) = slots.admit(&stop).await else { break };
-        connections.spawn(connection::serve(tcp, peer, context.clone(), admitted, stop.clone()));
+        // The socket moves to its lane's reactor: registered with this runtime's,
+        // every readiness event would cross threads.
+        let tcp = match tcp.into_std() {
+            Ok(tcp) => tcp,
+            Err(e) => {
+                tracing::debug!(event = "server.handoff_failed", error = %e);
+                continue;
+            }
+        };
+        let (context, stop) = (context.clone(), stop.clone());
+        lanes.spawn(&mut connections, async move {
+            match TcpStream::from_std(tcp) {
+                Ok(tcp) => connection::serve(tcp, peer, context, admitted, stop).await,
+                Err(e) => tracing::debug!(event = "server.handoff_failed", error = %e),
+            }
+        });
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
@@ -167,14 +199,15 @@ mod tests {
         let options = |max| ConnectionOptions { max_connections: max, ..ConnectionOptions::default() };
         let listen = || async { TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}")) };
         let stop = CancellationToken::new();
-        let zero =
-            spawn(listen().await, Router::new(), &options(Some(0)), Arc::new(SystemClock), stop.clone());
+        let lanes = Lanes::start(1).unwrap_or_else(|e| panic!("{e}"));
+        let spawn = |listener, options: &ConnectionOptions| {
+            spawn(listener, Router::new(), options, lanes.clone(), Arc::new(SystemClock), stop.clone())
+        };
+        let zero = spawn(listen().await, &options(Some(0)));
         assert!(zero.err().is_some_and(|e| e.to_string().contains("at least 1")));
-        let five =
-            spawn(listen().await, Router::new(), &options(Some(5)), Arc::new(SystemClock), stop.clone());
+        let five = spawn(listen().await, &options(Some(5)));
         assert_eq!(five.as_ref().map(|s| s.max_connections).ok(), Some(5));
-        let derived =
-            spawn(listen().await, Router::new(), &options(None), Arc::new(SystemClock), stop.clone());
+        let derived = spawn(listen().await, &options(None));
         assert_eq!(derived.map(|s| s.max_connections).ok(), Some(connection_cap(raise_nofile_limit())));
         stop.cancel();
     }

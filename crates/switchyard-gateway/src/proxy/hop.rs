@@ -5,8 +5,8 @@
 //!
 //! It is configured as reqwest was: a 10 s connect timeout (over DNS, TCP and the TLS
 //! handshake together, on the gateway's clock), `TCP_NODELAY`, TCP
-//! keep-alive (15 s, 3 probes) and a 30 s user timeout, an idle pool of 64 per host
-//! reaped after 30 s, HTTP/2 when TLS negotiates it, redirects never followed (a
+//! keep-alive (15 s, 3 probes) and a 30 s user timeout, idle pools of 64 per host
+//! in all (shared out among the connection lanes, at least 8 each) reaped after 30 s, HTTP/2 when TLS negotiates it, redirects never followed (a
 //! gateway relays them). TLS trusts what reqwest trusts: the same rustls provider and
 //! the platform verifier, so the side calls and the hop accept the same servers.
 //!
@@ -67,7 +67,10 @@ pub enum UpstreamProxy {
 /// Pool and socket options, shared with the side-call client so both behave alike.
 const POOL_IDLE: Duration = Duration::from_secs(30);
 /// A burst of 1,000 streams must not pin 1,000 idle upstream sockets afterwards.
+/// The side-call client's cap; the hop shares it out among its lanes' pools.
 const POOL_MAX_IDLE_PER_HOST: usize = 64;
+/// The least a lane's pool keeps idle per host however many lanes there are.
+const LANE_MIN_IDLE_PER_HOST: usize = 8;
 const TCP_KEEPALIVE: Duration = Duration::from_secs(15);
 const TCP_KEEPALIVE_RETRIES: u32 = 3;
 #[cfg(target_os = "linux")]
@@ -77,10 +80,15 @@ const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 const PROXY_VARIABLES: [&str; 6] =
     ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
 
-/// The proxy hop's client. Cheap to clone (the pool is shared).
+type DirectClient = Client<ConnectDeadline<HttpsConnector<HttpConnector>>, Full<Bytes>>;
+
+/// The proxy hop's client. Cheap to clone (the pools are shared).
 #[derive(Clone)]
 pub struct HopClient {
-    direct: Client<ConnectDeadline<HttpsConnector<HttpConnector>>, Full<Bytes>>,
+    /// One pool per connection lane (`crate::conn::lanes`), then one for every other
+    /// thread: an upstream connection's task runs on the lane that opened it, so a
+    /// lane reusing only its own connections never wakes another thread.
+    direct: Arc<[DirectClient]>,
     proxied: Option<Arc<Proxied>>,
 }
 
@@ -91,11 +99,13 @@ struct Proxied {
 }
 
 impl HopClient {
-    /// Builds the client; `connect_timeout` bounds name resolution, the TCP connect
-    /// and the TLS handshake together, on `clock`.
+    /// Builds the client with a pool for each of `lanes` connection lanes;
+    /// `connect_timeout` bounds name resolution, the TCP connect and the TLS
+    /// handshake together, on `clock`.
     pub fn new(
         connect_timeout: Duration,
         proxy: &UpstreamProxy,
+        lanes: usize,
         clock: Arc<dyn GatewayClock>,
     ) -> anyhow::Result<HopClient> {
         let mut tcp = HttpConnector::new();
@@ -114,12 +124,19 @@ impl HopClient {
             .enable_all_versions()
             .wrap_connector(tcp);
         let connector = ConnectDeadline { inner: connector, timeout: connect_timeout, clock };
-        let direct = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE)
-            .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
-            .build(connector);
+        // The lanes share the idle cap, so more cores do not mean more idle sockets
+        // (and their buffers) after a burst.
+        let idle_per_lane = (POOL_MAX_IDLE_PER_HOST / lanes.max(1)).max(LANE_MIN_IDLE_PER_HOST);
+        let direct = (0..=lanes)
+            .map(|_| {
+                Client::builder(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .pool_timer(TokioTimer::new())
+                    .pool_idle_timeout(POOL_IDLE)
+                    .pool_max_idle_per_host(idle_per_lane)
+                    .build(connector.clone())
+            })
+            .collect();
         // Which upstreams go through a proxy, and reqwest's client for them (it reads
         // the environment's proxies itself; an explicit one is given to it).
         let proxied = match proxy {
@@ -164,8 +181,14 @@ impl HopClient {
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let response = self.direct.request(request).await?;
+        let response = self.direct_client().request(request).await?;
         Ok(response.map(Either::Left))
+    }
+
+    /// This thread's pool: its lane's, or the one for threads off the lanes.
+    fn direct_client(&self) -> &DirectClient {
+        let index = crate::conn::lanes::current().map_or(0, |lane| lane + 1);
+        &self.direct[index % self.direct.len()]
     }
 }
 
@@ -234,4 +257,89 @@ fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
     rustls::crypto::CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::convert::Infallible;
+
+    use http_body_util::BodyExt;
+    use hyper_util::rt::TokioIo;
+    use tokio::task::JoinSet;
+
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::conn::lanes::Lanes;
+
+    /// A loopback upstream that answers each request with the number of the TCP
+    /// connection it came on.
+    async fn numbering_upstream() -> Uri {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        tokio::spawn(async move {
+            let mut number = 0u32;
+            while let Ok((tcp, _)) = listener.accept().await {
+                number += 1;
+                let answer = hyper::service::service_fn(move |_| async move {
+                    Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(number.to_string()))))
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), answer),
+                );
+            }
+        });
+        format!("http://{addr}/v1/messages").parse().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The upstream connections that answered three requests sent one after the other.
+    async fn connections_used(hop: HopClient, uri: Uri) -> BTreeSet<String> {
+        let mut used = BTreeSet::new();
+        for _ in 0..3 {
+            let answer = hop.post(uri.clone(), HeaderMap::new(), Bytes::from_static(b"{}")).await;
+            let body = answer.unwrap_or_else(|e| panic!("{e}")).into_body();
+            let read = body.collect().await.unwrap_or_else(|e| panic!("{e}")).to_bytes();
+            used.insert(String::from_utf8_lossy(&read).into_owned());
+        }
+        used
+    }
+
+    /// Each lane uses only its own upstream connections (their tasks run on the lane
+    /// that opened them), and threads off the lanes have a pool of their own: the
+    /// connections two lanes and the test's thread used never overlap. With one
+    /// shared pool the test's requests would reuse a connection a lane left idle.
+    #[tokio::test]
+    async fn each_lane_keeps_its_own_upstream_connections() {
+        let uri = numbering_upstream().await;
+        let lanes = Lanes::start(2).unwrap_or_else(|e| panic!("{e}"));
+        let hop = HopClient::new(
+            Duration::from_secs(5),
+            &UpstreamProxy::Direct,
+            lanes.len(),
+            Arc::new(SystemClock),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (used_tx, mut used_rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut on_lanes = JoinSet::new();
+        for _ in 0..2 {
+            let (hop, uri, used_tx) = (hop.clone(), uri.clone(), used_tx.clone());
+            lanes.spawn(&mut on_lanes, async move {
+                let _ = used_tx.send(connections_used(hop, uri).await);
+            });
+        }
+        while let Some(done) = on_lanes.join_next().await {
+            done.unwrap_or_else(|e| panic!("{e}"));
+        }
+        let mut pools = vec![connections_used(hop.clone(), uri).await];
+        while let Ok(used) = used_rx.try_recv() {
+            pools.push(used);
+        }
+        assert_eq!(pools.len(), 3);
+        let all: BTreeSet<&String> = pools.iter().flatten().collect();
+        assert_eq!(
+            all.len(),
+            pools.iter().map(BTreeSet::len).sum::<usize>(),
+            "pools shared a connection: {pools:?}"
+        );
+    }
 }
