@@ -133,9 +133,12 @@ async fn accept_loop(
 ) {
     let mut connections = JoinSet::new();
     loop {
-        while connections.try_join_next().is_some() {}
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
+            // A finished connection's task is released as it ends, not at the next
+            // accept: after a burst, thousands of them would keep their memory
+            // until a new client came.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             () = stop.cancelled() => break,
         };
         let (tcp, peer): (_, SocketAddr) = match accepted {
