@@ -158,20 +158,22 @@ impl Store {
             return Ok(());
         }
         let sqlite = self.backend == Backend::Sqlite;
-        let mut tx = self.pool.begin().await?;
         if sqlite && batch.attempts.len().max(batch.requests.len()) <= SMALL_BATCH {
-            Store::insert_small_batch(&mut tx, batch).await?;
-        } else {
-            Store::insert_attempts(&mut tx, &batch.attempts, sqlite).await?;
-            Store::insert_requests(&mut tx, &batch.requests, sqlite).await?;
-            Store::add_stats(&mut tx, &batch.stats).await?;
+            return self.write_small_batch(batch).await;
         }
+        let mut tx = self.pool.begin().await?;
+        Store::insert_attempts(&mut tx, &batch.attempts, sqlite).await?;
+        Store::insert_requests(&mut tx, &batch.requests, sqlite).await?;
+        Store::add_stats(&mut tx, &batch.stats).await?;
         tx.commit().await?;
         Ok(())
     }
 
-    /// A small batch on SQLite: the three tables' rows as JSON, one execute.
-    async fn insert_small_batch(tx: &mut Transaction<'static, Any>, batch: &LogBatch) -> StoreResult<()> {
+    /// A small batch on SQLite: the transaction and the three tables' rows as JSON
+    /// in one execute, so the flush is one round trip to the connection's thread
+    /// (`BEGIN` and `COMMIT` of their own were two more, each a wake-up of the
+    /// writer's thread and of SQLite's).
+    async fn write_small_batch(&self, batch: &LogBatch) -> StoreResult<()> {
         static ALL: OnceLock<String> = OnceLock::new();
         let text = ALL.get_or_init(|| {
             let statements: Vec<String> = [&ATTEMPT_JSON, &REQUEST_JSON, &STATS_JSON]
@@ -179,15 +181,24 @@ impl Store {
                 .enumerate()
                 .map(|(i, t)| t.text(i + 1))
                 .collect();
-            statements.join(";\n")
+            format!("BEGIN IMMEDIATE;\n{};\nCOMMIT", statements.join(";\n"))
         });
         let unwritable = |source| StoreError::Corrupt { table: "request_log", column: "batch", source };
-        sqlx::query(sqlx::AssertSqlSafe(text.as_str()))
+        let query = sqlx::query(sqlx::AssertSqlSafe(text.as_str()))
             .bind(attempt_rows(&batch.attempts).map_err(unwritable)?)
             .bind(request_rows(&batch.requests).map_err(unwritable)?)
-            .bind(stats_rows(&batch.stats).map_err(unwritable)?)
-            .execute(&mut **tx)
-            .await?;
+            .bind(stats_rows(&batch.stats).map_err(unwritable)?);
+        let mut connection = self.pool.acquire().await?;
+        if let Err(e) = query.execute(&mut *connection).await {
+            // A statement after BEGIN failed: undo what the batch wrote before the
+            // connection goes back to the pool. Where even that fails (or there
+            // was nothing to undo and SQLite says so), the connection is closed
+            // rather than reused in an unknown state.
+            if sqlx::query("ROLLBACK").execute(&mut *connection).await.is_err() {
+                connection.close_on_drop();
+            }
+            return Err(e.into());
+        }
         Ok(())
     }
 
@@ -424,5 +435,28 @@ mod tests {
         assert_eq!(trace.notes, ["line\nbreak"]);
         let counts = small.summary_counts(UnixMillis(T0 + 200_000)).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(counts.attempts_last_hour, (rows as u32, rows as u32 / 2));
+    }
+
+    /// The small batch's transaction is part of its one execute: when a statement
+    /// in it fails, nothing of the batch stays and the store goes on writing.
+    #[tokio::test]
+    async fn a_small_batch_failing_halfway_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        store.write_log(&batch(0, 10)).await.unwrap_or_else(|e| panic!("{e}"));
+        let before = everything(&store).await;
+        // The attempts statement goes in, then the client requests' is refused.
+        let refuse = "CREATE TRIGGER refuse BEFORE INSERT ON client_requests \
+                      BEGIN SELECT RAISE(ABORT, 'refused by the test'); END";
+        sqlx::query(refuse).execute(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
+        let failed = store.write_log(&batch(10, 20)).await;
+        assert!(failed.is_err_and(|e| e.to_string().contains("refused by the test")));
+        assert_eq!(everything(&store).await, before, "the failed batch's attempts were undone");
+        sqlx::query("DROP TRIGGER refuse").execute(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
+        for from in [10, 20] {
+            store.write_log(&batch(from, from + 10)).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        let attempts = store.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(attempts.len(), 30);
     }
 }
