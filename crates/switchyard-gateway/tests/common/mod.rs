@@ -23,6 +23,15 @@ pub fn serve(data_dir: &std::path::Path, extra: &[&str]) -> Served {
 /// [`serve`], run through `wrapper` (e.g. `prlimit --nofile=1024:1024 --`), which
 /// must exec the binary in place so the child is the gateway.
 pub fn serve_under(wrapper: &[&str], data_dir: &std::path::Path, extra: &[&str]) -> Served {
+    serve_with(wrapper, data_dir, extra, &[])
+}
+
+/// [`serve`] with `env` set in the child's environment (the rest inherited).
+pub fn serve_with_env(data_dir: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Served {
+    serve_with(&[], data_dir, extra, env)
+}
+
+fn serve_with(wrapper: &[&str], data_dir: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Served {
     let binary = env!("CARGO_BIN_EXE_switchyard");
     let mut command = match wrapper.split_first() {
         Some((program, args)) => {
@@ -37,6 +46,7 @@ pub fn serve_under(wrapper: &[&str], data_dir: &std::path::Path, extra: &[&str])
         .arg(data_dir)
         .args(extra)
         .env_remove("SWITCHYARD_MANAGEMENT_TOKEN")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
