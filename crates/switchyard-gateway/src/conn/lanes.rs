@@ -57,15 +57,18 @@ impl Lanes {
     /// Starts `count` lanes (at least one), each on a thread of its own.
     pub fn start(count: usize) -> anyhow::Result<Arc<Lanes>> {
         anyhow::ensure!(count >= 1, "the gateway needs at least one connection lane");
-        let stop = CancellationToken::new();
+        // Built up in place: if a later lane cannot start, dropping this stops the
+        // ones already running.
+        let mut started = Lanes { lanes: Vec::with_capacity(count), stop: CancellationToken::new() };
         // The caller's subscriber (an embedding app's or a test's scoped one) sees
         // the lanes' events too.
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
-        let mut lanes = Vec::with_capacity(count);
         for index in 0..count {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            lanes.push(Lane { runtime: runtime.handle().clone(), open: Arc::new(AtomicUsize::new(0)) });
-            let (stop, dispatch) = (stop.clone(), dispatch.clone());
+            started
+                .lanes
+                .push(Lane { runtime: runtime.handle().clone(), open: Arc::new(AtomicUsize::new(0)) });
+            let (stop, dispatch) = (started.stop.clone(), dispatch.clone());
             std::thread::Builder::new().name(format!("switchyard-lane-{index}")).spawn(move || {
                 LANE.set(Some(index));
                 let _events = tracing::dispatcher::set_default(&dispatch);
@@ -75,7 +78,7 @@ impl Lanes {
                 drop(runtime);
             })?;
         }
-        Ok(Arc::new(Lanes { lanes, stop }))
+        Ok(Arc::new(started))
     }
 
     /// How many lanes run.
