@@ -165,7 +165,7 @@ impl Gateway {
         let hop = HopClient::new(
             config.proxy.connect_timeout,
             &config.proxy.upstream_proxy,
-            lanes.len(),
+            lanes.count(),
             config.clock.clone(),
         )
         .context("building the proxy hop's HTTP client")?;

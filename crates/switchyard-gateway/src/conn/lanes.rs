@@ -81,14 +81,9 @@ impl Lanes {
         Ok(Arc::new(started))
     }
 
-    /// How many lanes run.
-    pub fn len(&self) -> usize {
+    /// How many lanes run (at least one).
+    pub fn count(&self) -> usize {
         self.lanes.len()
-    }
-
-    /// Always false: there is at least one lane.
-    pub fn is_empty(&self) -> bool {
-        self.lanes.is_empty()
     }
 
     /// Runs `connection` on the lane with the fewest open connections (the lowest
@@ -113,7 +108,8 @@ impl Lanes {
     }
 
     /// Connections open on each lane, in lane order.
-    pub fn open_per_lane(&self) -> Vec<usize> {
+    #[cfg(test)]
+    fn open_per_lane(&self) -> Vec<usize> {
         self.lanes.iter().map(|lane| lane.open.load(Ordering::Relaxed)).collect()
     }
 }

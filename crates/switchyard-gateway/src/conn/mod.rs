@@ -117,7 +117,7 @@ pub fn spawn(
         event = "server.limits",
         max_connections,
         fd_limit = fd_limit.unwrap_or_default(),
-        lanes = lanes.len()
+        lanes = lanes.count()
     );
     let task = tokio::spawn(accept_loop(listener, context, slots, lanes.clone(), clock, stop));
     Ok(Server { max_connections, fd_limit, task, lanes })

@@ -6,8 +6,9 @@
 //! It is configured as reqwest was: a 10 s connect timeout (over DNS, TCP and the TLS
 //! handshake together, on the gateway's clock), `TCP_NODELAY`, TCP
 //! keep-alive (15 s, 3 probes) and a 30 s user timeout, idle pools of 64 per host
-//! in all (shared out among the connection lanes, at least 8 each) reaped after 30 s, HTTP/2 when TLS negotiates it, redirects never followed (a
-//! gateway relays them). TLS trusts what reqwest trusts: the same rustls provider and
+//! in all (shared out among the connection lanes, at least 8 each) reaped after
+//! 30 s, HTTP/2 when TLS negotiates it, redirects never followed (a gateway relays
+//! them). TLS trusts what reqwest trusts: the same rustls provider and
 //! the platform verifier, so the side calls and the hop accept the same servers.
 //!
 //! An upstream the user's `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` (minus `NO_PROXY`)
@@ -315,7 +316,7 @@ mod tests {
         let hop = HopClient::new(
             Duration::from_secs(5),
             &UpstreamProxy::Direct,
-            lanes.len(),
+            lanes.count(),
             Arc::new(SystemClock),
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -8,7 +8,8 @@
 //! tokio worker's own park and wake). At agent rates a batch is a few rows a
 //! second, and the fixed-size multi-row inserts (`multi_insert`) took eight round
 //! trips for a ten-row batch: half of the gateway's context switches at 10 req/s.
-//! This way a small batch is three (`BEGIN`, the one execute, `COMMIT`).
+//! This way a small batch is one: `BEGIN`, the three inserts and `COMMIT` in one
+//! execute (`Store::write_small_batch`).
 //!
 //! Only small batches: SQLite's `->>` costs more per row than binding values, so
 //! at saturation, where batches are large and round trips few per row, the
