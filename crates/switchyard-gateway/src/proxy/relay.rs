@@ -75,10 +75,12 @@ pub struct Relay {
     deadline: Wait,
     /// The throughput watchdog's verdict, found while framing a chunk.
     too_slow: Option<TooSlow>,
-    /// Rewrites an SSE answer into the client's format, frame by frame.
-    translator: Option<StreamTranslator>,
+    /// Rewrites an SSE answer into the client's format, frame by frame. Boxed, like
+    /// `body_usage`: most relays have neither, and every open stream carries its
+    /// relay (an unboxed `None` costs the full size).
+    translator: Option<Box<StreamTranslator>>,
     /// Reads a plain answer's usage from its end.
-    body_usage: Option<UsageTap>,
+    body_usage: Option<Box<UsageTap>>,
     finished: bool,
 }
 
@@ -140,8 +142,8 @@ impl Relay {
             clock: parts.clock,
             stall,
             too_slow: None,
-            translator,
-            body_usage: parts.body_usage,
+            translator: translator.map(Box::new),
+            body_usage: parts.body_usage.map(Box::new),
             finished: false,
         };
         if let (Some(tap), Some(first)) = (relay.body_usage.as_mut(), relay.first.as_ref()) {
