@@ -206,6 +206,7 @@ mod cooldown_wait {
 
     use serde_json::{Value, json};
     use switchyard_gateway::clock::ManualClock;
+    use switchyard_gateway::request_log::FLUSH_INTERVAL;
     use switchyard_testkit::{FakeUpstream, Reply, wire};
     use switchyard_tests::{TestGateway, client_key_toml};
     use switchyard_types::UnixMillis;
@@ -225,15 +226,17 @@ mod cooldown_wait {
         (TestGateway::start_with(&config, move |cfg| cfg.clock = c).await, clock)
     }
 
-    /// The gateway's cooldown wait as armed on the manual clock (a timer between
-    /// 1 and 10 s ahead), polled in real time.
+    /// Whether a timer on the manual clock is the gateway's cooldown wait: up to
+    /// 10 s ahead, and longer than the request log's batch interval, which runs on
+    /// the same clock (at most 1 s ahead while a batch is open).
+    fn is_cooldown_wait(d: &Duration) -> bool {
+        *d > FLUSH_INTERVAL && *d <= Duration::from_secs(10)
+    }
+
+    /// The gateway's cooldown wait as armed on the manual clock, polled in real time.
     async fn armed_wait(clock: &ManualClock) -> Duration {
         for _ in 0..500 {
-            if let Some(d) = clock
-                .pending_in()
-                .into_iter()
-                .find(|d| (Duration::from_secs(1)..=Duration::from_secs(10)).contains(d))
-            {
+            if let Some(d) = clock.pending_in().into_iter().find(is_cooldown_wait) {
                 return d;
             }
             // Polling for the gateway's task to reach its wait.
@@ -299,10 +302,7 @@ mod cooldown_wait {
             let mut armed = None;
             // Real-time poll: either the gateway arms its next wait or it answers.
             for _ in 0..500 {
-                armed = clock
-                    .pending_in()
-                    .into_iter()
-                    .find(|d| (Duration::from_secs(1)..=Duration::from_secs(10)).contains(d));
+                armed = clock.pending_in().into_iter().find(is_cooldown_wait);
                 if armed.is_some() || request.is_finished() {
                     break;
                 }

@@ -1,11 +1,12 @@
 //! The request log's write side. The request path appends its rows to a shared
 //! buffer (a short mutex, no channel, no wake-up); a background task takes the
 //! whole buffer and writes it as one transaction ([`Store::write_log`]) when a batch
-//! is due: [`FLUSH_INTERVAL`] after its first row, or at [`BATCH_MAX`] rows. So the
-//! writer wakes twice per batch (for the first row, and when the batch is due)
-//! instead of once per request: at 10 requests a second that is a few wake-ups a
-//! second, at 2,000 a few per 1,000 rows (issue 16; the per-row channel hand-off and
-//! a transaction every 100 ms were a third of the gateway's CPU at low rates).
+//! is due: [`FLUSH_INTERVAL`] of the gateway's clock after its first row, or at
+//! [`BATCH_MAX`] rows. So the writer wakes twice per batch (for the first row, and
+//! when the batch is due) instead of once per request: at 10 requests a second that
+//! is a few wake-ups a second, at 2,000 a few per 1,000 rows (issue 16; the per-row
+//! channel hand-off and a transaction every 100 ms were a third of the gateway's CPU
+//! at low rates).
 //!
 //! Readers see their writes: the management API asks for a flush ([`RequestLogSink::flush`])
 //! before it reads the log, so the interval only delays what nobody is looking at.
@@ -21,6 +22,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::GatewayClock;
 use crate::store::{AttemptLogRow, LogBatch, MINUTE_MS, RequestLogRow, Store};
 use switchyard_types::UnixMillis;
 
@@ -147,6 +149,7 @@ pub fn spawn_writer(
     sink: &RequestLogSink,
     store: Store,
     retention_rows: u32,
+    clock: Arc<dyn GatewayClock>,
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
     let shared = sink.shared.clone();
@@ -159,7 +162,8 @@ pub fn spawn_writer(
                 () = shared.wake.notified() => {}
                 () = shutdown.cancelled() => break,
             }
-            let due = Instant::now() + FLUSH_INTERVAL;
+            // The batch's interval runs on the gateway's clock, like every other wait.
+            let due = clock.now_mono() + FLUSH_INTERVAL;
             loop {
                 {
                     let pending = shared.lock();
@@ -172,7 +176,7 @@ pub fn spawn_writer(
                     }
                 }
                 tokio::select! {
-                    () = tokio::time::sleep_until(due) => break,
+                    () = clock.sleep_until(due) => break,
                     () = shared.wake.notified() => {}
                     () = shutdown.cancelled() => break,
                 }
@@ -328,7 +332,20 @@ pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{ManualClock, SystemClock};
     use crate::store::DATABASE_FILE;
+
+    /// Polls `done` until it holds (the writer runs on this runtime; its database
+    /// work on SQLite's own threads), failing after five seconds.
+    async fn until(mut done: impl AsyncFnMut() -> bool) {
+        for _ in 0..500 {
+            if done().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the writer did not get there in five seconds");
+    }
 
     fn row(i: usize) -> AttemptLogRow {
         AttemptLogRow {
@@ -362,7 +379,7 @@ mod tests {
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
         let sink = RequestLogSink::new();
         let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000, stop.clone());
+        let writer = spawn_writer(&sink, store.clone(), 1_000, Arc::new(SystemClock), stop.clone());
         for i in 0..3 {
             sink.record(row(i));
         }
@@ -381,6 +398,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_batch_is_written_one_interval_of_the_gateway_clock_after_its_first_row() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let sink = RequestLogSink::new();
+        let stop = CancellationToken::new();
+        let clock = Arc::new(ManualClock::new(UnixMillis(1_700_000_000_000)));
+        let writer = spawn_writer(&sink, store.clone(), 1_000, clock.clone(), stop.clone());
+        for i in 0..3 {
+            sink.record(row(i));
+        }
+        // The first row opened a batch: the writer waits out its interval.
+        until(async || clock.pending_timers() == 1).await;
+        clock.advance(FLUSH_INTERVAL - Duration::from_millis(1));
+        tokio::task::yield_now().await;
+        assert_eq!(clock.pending_timers(), 1, "the batch is not due yet");
+        assert_eq!(logged(&store).await, 0);
+        clock.advance_ms(1);
+        until(async || logged(&store).await == 3).await;
+        stop.cancel();
+        writer.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[tokio::test]
     async fn retention_gives_the_space_back_after_a_large_cleanup() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let db = dir.path().join(DATABASE_FILE);
@@ -389,7 +429,7 @@ mod tests {
         // A large log kept by a generous retention.
         let sink = RequestLogSink::new();
         let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000_000, stop.clone());
+        let writer = spawn_writer(&sink, store.clone(), 1_000_000, Arc::new(SystemClock), stop.clone());
         for i in 0..30_000 {
             sink.record(row(i));
             if i % 4_000 == 0 {
@@ -406,7 +446,7 @@ mod tests {
         // writer's shutdown waits for that pass to finish.
         let sink = RequestLogSink::new();
         let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000, stop.clone());
+        let writer = spawn_writer(&sink, store.clone(), 1_000, Arc::new(SystemClock), stop.clone());
         for i in 30_000..31_000 {
             sink.record(row(i));
         }

@@ -220,7 +220,13 @@ impl Gateway {
         // record while draining (their attempts, their client-request rows) are
         // written too.
         let log_shutdown = CancellationToken::new();
-        let log_writer = spawn_writer(&log, store.clone(), config.log_retention_rows, log_shutdown.clone());
+        let log_writer = spawn_writer(
+            &log,
+            store.clone(),
+            config.log_retention_rows,
+            config.clock.clone(),
+            log_shutdown.clone(),
+        );
         // Its own token: cancelled once in-flight requests are done, so pins made
         // while they drain are written too.
         let pin_shutdown = CancellationToken::new();
