@@ -65,12 +65,20 @@ impl Lanes {
         // the lanes' events too.
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
         for index in 0..count {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            started
-                .lanes
-                .push(Lane { runtime: runtime.handle().clone(), open: Arc::new(AtomicUsize::new(0)) });
+            // Each runtime is built on its own thread and never leaves it: a runtime
+            // dropped on the caller's (an async context, if the thread could not be
+            // spawned) would panic. The thread hands back its handle.
+            let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
             let (stop, dispatch) = (started.stop.clone(), dispatch.clone());
             std::thread::Builder::new().name(format!("switchyard-lane-{index}")).spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(runtime.handle().clone()));
                 LANE.set(Some(index));
                 let _events = tracing::dispatcher::set_default(&dispatch);
                 runtime.block_on(stop.cancelled());
@@ -78,6 +86,11 @@ impl Lanes {
                 // is left on it.
                 drop(runtime);
             })?;
+            // A brief blocking wait, once per lane at start-up.
+            let runtime = ready
+                .recv()
+                .map_err(|_| anyhow::anyhow!("connection lane {index} ended as it started"))??;
+            started.lanes.push(Lane { runtime, open: Arc::new(AtomicUsize::new(0)) });
         }
         Ok(Arc::new(started))
     }
