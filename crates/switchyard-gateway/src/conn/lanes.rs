@@ -14,7 +14,8 @@
 //!
 //! Failure behaviour: a lane's thread only ends when its [`Lanes`] is dropped; what
 //! is still running on it then (idle upstream connections, connections a stopped
-//! gateway gave up on) is dropped with its runtime.
+//! gateway gave up on) is dropped with its runtime. A lane that cannot start (no
+//! thread, no runtime) fails [`Lanes::start`], which stops the lanes already running.
 
 use std::cell::Cell;
 use std::future::Future;
