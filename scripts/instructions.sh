@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Instructions per request, gateway against the reference relay (issue 16): both run
+# under valgrind's callgrind and get the same load, so the figures are exact counts of
+# user-space work, free of this VM's timing noise (a 2-vCPU VM moves CPU per request by
+# ±10 % run to run; instruction counts repeat to within a fraction of a percent).
+# What they do not show is the kernel's share (syscalls, wake-ups), cache misses and
+# SHA-NI (valgrind has no SHA extensions, so the client-key hash runs in software here).
+#
+#   scripts/instructions.sh [RATE] [SECS]      (defaults: 50 requests/s for 30 s)
+#
+# Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
+# /var/cache/switchyard/target): `cargo build --release -p switchyard-gateway -p
+# switchyard-bench`. GATEWAY=/path/to/switchyard measures another build.
+#
+# How: `switchyard-bench soak` runs a gateway (not measured) and its fake upstream;
+# the script reads the soak's config, starts a second gateway on a copy of it under
+# callgrind, and the relay (`switchyard-bench relay`) likewise, each against that fake
+# upstream. A small keep-alive client (one connection, the benchmark's ~1 KB chat
+# body) sends RATE requests a second. Counters are zeroed after a warm-up, so start-up
+# (migrations, certificate loading) is not counted. Rows: instructions per request by
+# thread (lanes: the connection runtimes; sqlite: SQLite's connection threads; other:
+# the main runtime, the request log's writer among it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${1:-50}
+SECS=${2:-30}
+TARGET=${CARGO_TARGET_DIR:-/var/cache/switchyard/target}
+BENCH=$TARGET/release/switchyard-bench
+GATEWAY=${GATEWAY:-$TARGET/release/switchyard}
+for tool in valgrind callgrind_annotate callgrind_control python3; do
+  command -v "$tool" >/dev/null || { echo "needs $tool" >&2; exit 1; }
+done
+[ -x "$BENCH" ] && [ -x "$GATEWAY" ] || { echo "build first: cargo build --release -p switchyard-gateway -p switchyard-bench" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  pkill -f "$WORK" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The soak hosts the fake upstream for as long as this script runs.
+"$BENCH" soak --rate 1 --minutes 30 --sample-secs 600 --stream-every 0 --gateway-bin "$GATEWAY" \
+  >"$WORK/soak.log" 2>&1 &
+PIDS+=($!)
+CONFIG=
+for _ in $(seq 150); do
+  CONFIG=$(pgrep -af "$GATEWAY serve" | grep -o -- '--config [^ ]*' | head -1 | cut -d' ' -f2 || true)
+  [ -n "$CONFIG" ] && [ -f "$CONFIG" ] && break
+  sleep 0.2
+done
+[ -n "$CONFIG" ] || { echo "the soak's gateway did not start:" >&2; cat "$WORK/soak.log" >&2; exit 1; }
+cp "$CONFIG" "$WORK/bench.toml"
+UPSTREAM=$(grep -m1 -o '127\.0\.0\.1:[0-9]*' "$WORK/bench.toml")
+KEY=$(grep -m1 -o 'key = "[^"]*"' "$WORK/bench.toml" | cut -d'"' -f2)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# load PORT SECS: keep-alive chat requests at RATE a second, one connection.
+load() {
+  python3 - "$1" "$RATE" "$2" "$KEY" <<'PY'
+import http.client, json, sys, time
+port, rate, secs, key = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
+    {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
+conn = http.client.HTTPConnection("127.0.0.1", port)
+start = time.monotonic(); sent = 0
+while time.monotonic() - start < secs:
+    conn.request("POST", "/v1/chat/completions", body,
+                 {"content-type": "application/json", "authorization": "Bearer " + key})
+    response = conn.getresponse(); response.read(); sent += 1
+    if response.status != 200: sys.exit(f"status {response.status}")
+    pause = start + sent / rate - time.monotonic()
+    if pause > 0: time.sleep(pause)
+print(sent)
+PY
+}
+
+# measure NAME COMMAND...: runs COMMAND under callgrind, warms it up, zeroes the
+# counters, sends the load, and prints instructions per request by thread.
+measure() {
+  local name=$1; shift
+  local port; port=$(free_port)
+  local out="$WORK/$name.cg"
+  # shellcheck disable=SC2068
+  valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
+    $@ --listen "127.0.0.1:$port" >"$WORK/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=($pid)
+  for _ in $(seq 300); do
+    python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
+    sleep 0.2
+  done
+  load "$port" 3 >/dev/null
+  callgrind_control --zero "$pid" >/dev/null 2>&1
+  local sent; sent=$(load "$port" "$SECS")
+  callgrind_control --dump "$pid" >/dev/null 2>&1
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  python3 - "$name" "$sent" "$out" <<'PY'
+import glob, re, subprocess, sys
+name, sent, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+groups = {}
+# Only the dump taken after the load (`<out>.1-<thread>`); the files written at exit
+# (`<out>-<thread>`) hold what ran after it, the shutdown.
+for path in glob.glob(prefix + ".1-*"):
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path],
+                          capture_output=True, text=True).stdout
+    total = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text)
+    if not total:
+        continue
+    n = int(total.group(1).replace(",", ""))
+    kind = ("lanes" if "conn::connection::serve" in text or "relay_connection" in text
+            else "sqlite" if "ConnectionWorker::establish::{{closure}}::{{closure}}" in text else "other")
+    groups[kind] = groups.get(kind, 0) + n
+total = sum(groups.values())
+parts = ", ".join(f"{k} {v / sent:,.0f}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1]))
+print(f"{name}: {sent} requests, {total / sent:,.0f} instructions per request ({parts})")
+PY
+}
+
+DATA=$WORK/data
+mkdir -p "$DATA"
+measure gateway "$GATEWAY" serve --data-dir "$DATA" --config "$WORK/bench.toml" --management-token bench-token
+measure relay "$BENCH" relay --upstream "$UPSTREAM" --client reference
