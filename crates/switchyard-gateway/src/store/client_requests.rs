@@ -6,61 +6,16 @@ use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView};
 
-use super::json_insert::{JsonInsert, json_rows};
-use super::multi_insert::{MultiInsert, chunks};
+use super::multi_insert::{InsertQuery, MultiInsert, chunks};
 use super::{Store, StoreError, StoreResult};
 
 /// The client requests' insert.
-static REQUEST_INSERT: MultiInsert = MultiInsert::new(
+pub(super) static REQUEST_INSERT: MultiInsert = MultiInsert::new(
     "INSERT INTO client_requests (request_id, at, api_key_id, route, model, status, outcome, error_code, \
      connection_id, attempts, failed_attempts, latency_ms, route_json) VALUES ",
     13,
     " ON CONFLICT (request_id) DO NOTHING",
 );
-
-/// The client requests' insert from JSON (small batches on SQLite, see
-/// `write_log`); each row's array is [`request_rows`]'s tuple.
-pub(super) static REQUEST_JSON: JsonInsert = JsonInsert::new(
-    "client_requests",
-    &[
-        "request_id",
-        "at",
-        "api_key_id",
-        "route",
-        "model",
-        "status",
-        "outcome",
-        "error_code",
-        "connection_id",
-        "attempts",
-        "failed_attempts",
-        "latency_ms",
-        "route_json",
-    ],
-    " ON CONFLICT (request_id) DO NOTHING",
-);
-
-/// The requests as [`REQUEST_JSON`]'s rows (the route trace as a JSON string).
-pub(super) fn request_rows(rows: &[RequestLogRow]) -> Result<String, serde_json::Error> {
-    let traces = rows.iter().map(|r| serde_json::to_string(&r.route_trace)).collect::<Result<Vec<_>, _>>()?;
-    json_rows(rows.iter().zip(traces).map(|(r, trace)| {
-        (
-            &r.request_id,
-            r.at.0,
-            &r.api_key_id,
-            r.route,
-            &r.model,
-            r.status,
-            outcome_name(r.outcome),
-            &r.error_code,
-            &r.connection_id,
-            r.attempts,
-            r.failed_attempts,
-            r.latency_ms,
-            trace,
-        )
-    }))
-}
 
 /// One client request, as written by the log writer.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +46,25 @@ pub struct RequestLogRow {
     pub latency_ms: u32,
     /// Why it went where it went.
     pub route_trace: RouteTraceView,
+}
+
+/// Binds `r` as one row of [`REQUEST_INSERT`] (the route trace as JSON text).
+pub(super) fn bind_request<'q>(query: InsertQuery<'q>, r: &RequestLogRow) -> InsertQuery<'q> {
+    let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
+    query
+        .bind(r.request_id.as_str())
+        .bind(r.at.0)
+        .bind(r.api_key_id.as_deref())
+        .bind(r.route)
+        .bind(r.model.as_str())
+        .bind(i64::from(r.status))
+        .bind(outcome_name(r.outcome))
+        .bind(r.error_code.as_deref())
+        .bind(r.connection_id.as_deref())
+        .bind(i64::from(r.attempts))
+        .bind(i64::from(r.failed_attempts))
+        .bind(i64::from(r.latency_ms))
+        .bind(trace)
 }
 
 fn outcome_name(o: RequestOutcome) -> &'static str {
@@ -147,21 +121,7 @@ impl Store {
         for chunk in chunks(rows) {
             let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), anonymous)));
             for r in chunk {
-                let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
-                query = query
-                    .bind(r.request_id.as_str())
-                    .bind(r.at.0)
-                    .bind(r.api_key_id.as_deref())
-                    .bind(r.route)
-                    .bind(r.model.as_str())
-                    .bind(i64::from(r.status))
-                    .bind(outcome_name(r.outcome))
-                    .bind(r.error_code.as_deref())
-                    .bind(r.connection_id.as_deref())
-                    .bind(i64::from(r.attempts))
-                    .bind(i64::from(r.failed_attempts))
-                    .bind(i64::from(r.latency_ms))
-                    .bind(trace);
+                query = bind_request(query, r);
             }
             query.execute(&mut **tx).await?;
         }

@@ -13,8 +13,25 @@
 
 use std::sync::OnceLock;
 
+use sqlx::Any;
+use sqlx::any::AnyArguments;
+
+/// A log insert being bound.
+pub type InsertQuery<'q> = sqlx::query::Query<'q, Any, AnyArguments>;
+
+/// Binds `rows` rows of `columns` NULLs: the rows a padded statement lacks.
+pub fn bind_padding(mut query: InsertQuery<'_>, rows: usize, columns: usize) -> InsertQuery<'_> {
+    for _ in 0..rows * columns {
+        query = query.bind(None::<i64>);
+    }
+    query
+}
+
 /// Rows per statement, largest first; a batch is split greedily.
 pub const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
+
+/// Rows of the padded statement ([`MultiInsert::padded`]).
+pub const PADDED_ROWS: usize = 16;
 
 /// The statement texts of one table, one per chunk size.
 pub struct MultiInsert {
@@ -23,13 +40,43 @@ pub struct MultiInsert {
     tail: &'static str,
     numbered: OnceLock<Vec<String>>,
     anonymous: OnceLock<Vec<String>>,
+    padded: OnceLock<String>,
 }
 
 impl MultiInsert {
     /// `head` is `INSERT INTO t (a, b, …) VALUES `, `columns` its column count and
     /// `tail` what follows the values (a conflict clause, or nothing).
     pub const fn new(head: &'static str, columns: usize, tail: &'static str) -> MultiInsert {
-        MultiInsert { head, columns, tail, numbered: OnceLock::new(), anonymous: OnceLock::new() }
+        MultiInsert {
+            head,
+            columns,
+            tail,
+            numbered: OnceLock::new(),
+            anonymous: OnceLock::new(),
+            padded: OnceLock::new(),
+        }
+    }
+
+    /// Its column count.
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// The statement for any number of rows up to [`PADDED_ROWS`] (SQLite, `?`
+    /// placeholders): it always takes [`PADDED_ROWS`] rows and drops those whose
+    /// first column is NULL, so the rows a batch lacks are bound as NULLs. One text
+    /// for every row count keeps a batch script's texts few (see
+    /// `Store::write_small_batch`): sqlx prepares and caches each text it meets.
+    pub fn padded(&self) -> &str {
+        self.padded.get_or_init(|| {
+            let values = self.build(PADDED_ROWS, true);
+            let values = values.strip_prefix(self.head).unwrap_or(&values);
+            let values = values.strip_suffix(self.tail).unwrap_or(values);
+            let insert = self.head.trim_end().strip_suffix("VALUES").unwrap_or(self.head).trim_end();
+            // `WHERE`: SQLite's grammar needs one between a `SELECT` and an
+            // `ON CONFLICT` clause anyway.
+            format!("{insert} SELECT * FROM (VALUES {values}) WHERE column1 IS NOT NULL{}", self.tail)
+        })
     }
 
     /// The statement for `rows` rows (one of [`CHUNKS`]), with `$N` placeholders
@@ -89,6 +136,15 @@ mod tests {
         );
         assert!(insert.text(64, false).ends_with("($127,$128) ON CONFLICT DO NOTHING"));
         assert_eq!(insert.text(2, true), "INSERT INTO t (a, b) VALUES (?,?), (?,?) ON CONFLICT DO NOTHING");
+    }
+
+    #[test]
+    fn the_padded_statement_drops_rows_without_a_first_column() {
+        let insert = MultiInsert::new("INSERT INTO t (a, b) VALUES ", 2, " ON CONFLICT DO NOTHING");
+        let text = insert.padded();
+        assert!(text.starts_with("INSERT INTO t (a, b) SELECT * FROM (VALUES (?,?), (?,?), "), "{text}");
+        assert!(text.ends_with("(?,?)) WHERE column1 IS NOT NULL ON CONFLICT DO NOTHING"), "{text}");
+        assert_eq!(text.matches("(?,?)").count(), PADDED_ROWS);
     }
 
     #[test]
