@@ -14,6 +14,7 @@ pub mod config;
 pub mod conn;
 pub mod control;
 pub mod errors;
+pub mod header_names;
 mod http;
 pub mod leases;
 pub mod management;

@@ -112,11 +112,22 @@ impl Candidate for Target<'_> {
 pub trait HeaderSource {
     /// The first value of `name`, if present and valid UTF-8.
     fn header(&self, name: &str) -> Option<&str>;
+
+    /// Whether some header's (lower-case) name contains `fragment`: `false` lets a
+    /// reader skip a family of look-ups (most answers carry no rate-limit header,
+    /// and each look-up by `&str` parses its name anew). `true` when unsure.
+    fn mentions(&self, _fragment: &str) -> bool {
+        true
+    }
 }
 
 impl HeaderSource for http::HeaderMap {
     fn header(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    fn mentions(&self, fragment: &str) -> bool {
+        self.keys().any(|name| name.as_str().contains(fragment))
     }
 }
 

@@ -23,7 +23,7 @@ fn presented_key(headers: &HeaderMap) -> Option<&str> {
             return Some(v[7..].trim());
         }
     }
-    headers.get("x-api-key").and_then(|v| v.to_str().ok()).map(str::trim)
+    headers.get(&crate::header_names::X_API_KEY).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
 /// Authenticates an inference request against the routing snapshot. `Ok(None)`

@@ -43,7 +43,7 @@ fn refusal(method: &Method, path: &str, headers: &HeaderMap, extra_hosts: &[Stri
         }
     }
     let cross_site = headers
-        .get_all("sec-fetch-site")
+        .get_all(&crate::header_names::SEC_FETCH_SITE)
         .iter()
         .any(|v| v.to_str().map_or(true, |v| v.trim().eq_ignore_ascii_case("cross-site")));
     if cross_site && !is_ui_navigation(method, path, headers) {
@@ -66,8 +66,9 @@ fn is_loopback_origin(origin: &str, extra_hosts: &[String]) -> bool {
 
 /// A top-level GET/HEAD navigation to the settings UI.
 fn is_ui_navigation(method: &Method, path: &str, headers: &HeaderMap) -> bool {
-    let navigate =
-        headers.get("sec-fetch-mode").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"navigate"));
+    let navigate = headers
+        .get(&crate::header_names::SEC_FETCH_MODE)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"navigate"));
     let ui = path == "/" || path == "/ui" || path.starts_with("/ui/");
     navigate && ui && (method == Method::GET || method == Method::HEAD)
 }

@@ -2,10 +2,11 @@
 //! characters, never stored: only its SHA-256) and, on inference requests, the
 //! generation it was granted.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use switchyard_types::ErrorCode;
 
 use crate::errors::GatewayError;
+use crate::header_names;
 
 /// The owner token header.
 pub const OWNER_HEADER: &str = "x-switchyard-lease-owner";
@@ -25,7 +26,7 @@ pub struct LeaseClaim {
     pub generation: Option<i64>,
 }
 
-fn single<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h [u8]>, GatewayError> {
+fn single<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h [u8]>, GatewayError> {
     let mut values = headers.get_all(name).iter();
     match (values.next(), values.next()) {
         (None, _) => Ok(None),
@@ -50,8 +51,8 @@ pub fn is_owner_token(token: &[u8]) -> bool {
 /// without an owner, a malformed owner or generation, or a repeated header is a
 /// 400 naming the problem (the values themselves are never echoed).
 pub fn claim_from(headers: &HeaderMap) -> Result<Option<LeaseClaim>, GatewayError> {
-    let owner = single(headers, OWNER_HEADER)?;
-    let generation = single(headers, GENERATION_HEADER)?;
+    let owner = single(headers, &header_names::LEASE_OWNER)?;
+    let generation = single(headers, &header_names::LEASE_GENERATION)?;
     let Some(owner) = owner else {
         if generation.is_some() {
             return Err(GatewayError::new(

@@ -9,6 +9,7 @@
 use http::{HeaderMap, HeaderName, HeaderValue, header};
 use switchyard_types::ApiFormat;
 
+use crate::header_names::{ANTHROPIC_BETA, ANTHROPIC_VERSION, OPENAI_BETA, X_APP};
 use crate::routing::Connection;
 use crate::routing::connection::UpstreamAuth;
 
@@ -22,9 +23,9 @@ pub const LONG_CONTEXT_BETA_FLAG: &str = "context-1m-2025-08-07";
 /// Client headers copied verbatim to every upstream.
 const PASS_THROUGH: [HeaderName; 2] = [header::ACCEPT, header::USER_AGENT];
 /// Client headers copied only to Anthropic-format upstreams.
-const PASS_THROUGH_ANTHROPIC: [&str; 3] = ["anthropic-version", "anthropic-beta", "x-app"];
+const PASS_THROUGH_ANTHROPIC: [HeaderName; 3] = [ANTHROPIC_VERSION, ANTHROPIC_BETA, X_APP];
 /// Client headers copied only to OpenAI-format upstreams.
-const PASS_THROUGH_OPENAI: [&str; 1] = ["openai-beta"];
+const PASS_THROUGH_OPENAI: [HeaderName; 1] = [OPENAI_BETA];
 
 /// Builds the upstream headers for one attempt.
 pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMap {
@@ -38,21 +39,18 @@ pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMa
     match connection.api_format {
         ApiFormat::Anthropic => {
             for name in PASS_THROUGH_ANTHROPIC {
-                if let Some(v) = client.get(name) {
-                    out.insert(HeaderName::from_static(name), v.clone());
+                if let Some(v) = client.get(&name) {
+                    out.insert(name, v.clone());
                 }
             }
-            if !out.contains_key("anthropic-version") {
-                out.insert(
-                    HeaderName::from_static("anthropic-version"),
-                    HeaderValue::from_static(DEFAULT_ANTHROPIC_VERSION),
-                );
+            if !out.contains_key(&ANTHROPIC_VERSION) {
+                out.insert(ANTHROPIC_VERSION, HeaderValue::from_static(DEFAULT_ANTHROPIC_VERSION));
             }
         }
         ApiFormat::Openai | ApiFormat::OpenaiChat | ApiFormat::OpenaiResponses => {
             for name in PASS_THROUGH_OPENAI {
-                if let Some(v) = client.get(name) {
-                    out.insert(HeaderName::from_static(name), v.clone());
+                if let Some(v) = client.get(&name) {
+                    out.insert(name, v.clone());
                 }
             }
         }
@@ -78,13 +76,13 @@ pub fn upstream_headers(client: &HeaderMap, connection: &Connection) -> HeaderMa
 
 /// Appends `flag` to the comma-separated `anthropic-beta` list unless present.
 pub(crate) fn add_beta_flag(headers: &mut HeaderMap, flag: &str) {
-    let existing = headers.get("anthropic-beta").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let existing = headers.get(&ANTHROPIC_BETA).and_then(|v| v.to_str().ok()).unwrap_or("");
     if existing.split(',').any(|f| f.trim() == flag) {
         return;
     }
     let merged = if existing.trim().is_empty() { flag.to_owned() } else { format!("{existing},{flag}") };
     if let Ok(v) = HeaderValue::try_from(merged) {
-        headers.insert(HeaderName::from_static("anthropic-beta"), v);
+        headers.insert(ANTHROPIC_BETA, v);
     }
 }
 

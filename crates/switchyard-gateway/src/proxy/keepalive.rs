@@ -102,7 +102,7 @@ pub async fn respond(
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Ok(v) = HeaderValue::try_from(request_id) {
-        headers.insert("x-switchyard-request-id", v);
+        headers.insert(crate::header_names::REQUEST_ID, v);
     }
     *response.status_mut() = StatusCode::OK;
     response

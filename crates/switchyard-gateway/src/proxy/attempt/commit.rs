@@ -12,13 +12,14 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 
 use switchyard_resilience::classify::hints::quota_reset_from_headers;
 use switchyard_resilience::stream_watch::throughput::ThroughputPolicy;
 
 use super::{AttemptCx, AttemptResult};
 use crate::errors::{ErrorFormat, GatewayError};
+use crate::header_names;
 use crate::proxy::hop::{HopResponse, UpstreamStream, body_stream};
 use crate::proxy::relay::{Relay, RelayParts};
 use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming};
@@ -225,12 +226,12 @@ pub(super) fn client_headers(cx: &AttemptCx<'_>, upstream: &HeaderMap, sse: bool
             out.append(name.clone(), value.clone());
         }
     }
-    insert_header(&mut out, "x-switchyard-request-id", &cx.req.request_id);
-    insert_header(&mut out, "x-switchyard-connection", &cx.candidate.connection.id);
+    insert_header(&mut out, header_names::REQUEST_ID, &cx.req.request_id);
+    insert_header(&mut out, header_names::CONNECTION, &cx.candidate.connection.id);
     out
 }
 
-fn insert_header(headers: &mut HeaderMap, name: &'static str, value: &str) {
+fn insert_header(headers: &mut HeaderMap, name: HeaderName, value: &str) {
     if let Ok(v) = HeaderValue::try_from(value) {
         headers.insert(name, v);
     }

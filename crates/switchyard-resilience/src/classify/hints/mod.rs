@@ -81,6 +81,9 @@ pub fn parse_retry_after(value: &str, now: UnixMillis) -> Option<UnixMillis> {
     parse_http_date(v)
 }
 
+/// What every rate-limit header's name contains.
+const RATE_LIMIT: &str = "ratelimit";
+
 const ANTHROPIC_RESETS: [(&str, &str); 4] = [
     ("anthropic-ratelimit-requests-reset", "anthropic-ratelimit-requests-remaining"),
     ("anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-tokens-remaining"),
@@ -137,6 +140,10 @@ pub fn hint_from_headers(h: &dyn HeaderSource, now: UnixMillis) -> Option<RetryH
 /// The `reset-aware` combo strategy prefers the connection whose window resets
 /// soonest. `None` when the answer carries none of them.
 pub fn quota_reset_from_headers(h: &dyn HeaderSource, now: UnixMillis) -> Option<UnixMillis> {
+    // Every header read below names a rate limit (a test holds the lists to it).
+    if !h.mentions(RATE_LIMIT) {
+        return None;
+    }
     let epoch = |name: &str| {
         h.header(name).and_then(|v| v.trim().parse::<i64>().ok()).and_then(|v| epoch_or_delay(v, now))
     };
@@ -189,6 +196,30 @@ mod tests {
 
     fn hint(pairs: &[(&str, &str)]) -> Option<(i64, HintSource)> {
         hint_from_headers(&pairs, NOW).map(|h| (h.at.0 - NOW.0, h.source))
+    }
+
+    /// The quota reset is read from an `http::HeaderMap` as from a list, and a map
+    /// without rate-limit headers is passed over by its names alone; every name
+    /// the reader looks up says "ratelimit", which is what lets it skip.
+    #[test]
+    fn the_quota_reset_skips_maps_without_rate_limit_headers() {
+        let names = ANTHROPIC_RESETS
+            .iter()
+            .chain(OPENAI_RESETS.iter())
+            .flat_map(|(reset, remaining)| [*reset, *remaining])
+            .chain(["anthropic-ratelimit-unified-reset", "x-ratelimit-reset"]);
+        for name in names {
+            assert!(name.contains(RATE_LIMIT), "{name}");
+        }
+        let at = NOW.0 / 1_000 + 90;
+        let mut map = http::HeaderMap::new();
+        map.insert("content-type", http::HeaderValue::from_static("application/json"));
+        assert!(!map.mentions(RATE_LIMIT));
+        assert_eq!(quota_reset_from_headers(&map, NOW), None);
+        map.insert("x-ratelimit-reset", http::HeaderValue::from(at));
+        let list: &[(&str, &str)] = &[("x-ratelimit-reset", &at.to_string())];
+        assert_eq!(quota_reset_from_headers(&map, NOW), Some(UnixMillis(at * 1_000)));
+        assert_eq!(quota_reset_from_headers(&list, NOW), Some(UnixMillis(at * 1_000)));
     }
 
     #[test]
