@@ -8,7 +8,8 @@
 #
 #   scripts/instructions.sh [RATE] [SECS]      (defaults: 50 requests/s for 30 s)
 #
-# Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
+# KEEP=DIR keeps the callgrind files there (gateway.cg.1-NN per thread, relay.cg.1-NN;
+# read them with callgrind_annotate). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
 # /var/cache/switchyard/target): `cargo build --release -p switchyard-gateway -p
 # switchyard-bench`. GATEWAY=/path/to/switchyard measures another build.
 #
@@ -37,6 +38,7 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   pkill -f "$WORK" 2>/dev/null || true
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$WORK"/*.cg.1-* "$KEEP"/ 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
