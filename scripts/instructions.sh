@@ -8,6 +8,10 @@
 #
 #   scripts/instructions.sh [RATE] [SECS]      (defaults: 50 requests/s for 30 s)
 #
+# KIND=stream sends the benchmark's streamed Messages request instead (`stream: true`,
+# the fake upstream's 7-frame Anthropic SSE, read to the end): the path of the
+# streaming time-to-first-byte row. Default KIND=chat (non-streaming chat completions).
+#
 # KEEP=DIR keeps the callgrind files there (gateway.cg.1-NN per thread, relay.cg.1-NN;
 # read them with callgrind_annotate). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
 # /var/cache/switchyard/target): `cargo build --release -p switchyard-gateway -p
@@ -24,6 +28,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-50}
+KIND=${KIND:-chat}
+case "$KIND" in chat|stream) ;; *) echo "KIND is chat or stream" >&2; exit 2;; esac
 SECS=${2:-30}
 TARGET=${CARGO_TARGET_DIR:-/var/cache/switchyard/target}
 BENCH=$TARGET/release/switchyard-bench
@@ -62,18 +68,24 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 # load PORT SECS: keep-alive chat requests at RATE a second, one connection.
 load() {
-  python3 - "$1" "$RATE" "$2" "$KEY" <<'PY'
+  python3 - "$1" "$RATE" "$2" "$KEY" "$KIND" <<'PY'
 import http.client, json, sys, time
-port, rate, secs, key = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
-    {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
+port, rate, secs, key, kind = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+if kind == "stream":
+    path = "/v1/messages"
+    body = json.dumps({"model": "claude-bench", "max_tokens": 64, "stream": True, "messages": [
+        {"role": "assistant", "content": "Ready."}, {"role": "user", "content": "x" * 900}]})
+else:
+    path = "/v1/chat/completions"
+    body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
+        {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
 conn = http.client.HTTPConnection("127.0.0.1", port)
 start = time.monotonic(); sent = 0
 while time.monotonic() - start < secs:
-    conn.request("POST", "/v1/chat/completions", body,
-                 {"content-type": "application/json", "authorization": "Bearer " + key})
-    response = conn.getresponse(); response.read(); sent += 1
+    conn.request("POST", path, body, {"content-type": "application/json", "authorization": "Bearer " + key})
+    response = conn.getresponse(); answer = response.read(); sent += 1
     if response.status != 200: sys.exit(f"status {response.status}")
+    if kind == "stream" and b"message_stop" not in answer: sys.exit("the stream did not end with message_stop")
     pause = start + sent / rate - time.monotonic()
     if pause > 0: time.sleep(pause)
 print(sent)
@@ -126,3 +138,4 @@ DATA=$WORK/data
 mkdir -p "$DATA"
 measure gateway "$GATEWAY" serve --data-dir "$DATA" --config "$WORK/bench.toml" --management-token bench-token
 measure relay "$BENCH" relay --upstream "$UPSTREAM" --client reference
+echo "($KIND requests at $RATE/s for $SECS s, one keep-alive connection)"

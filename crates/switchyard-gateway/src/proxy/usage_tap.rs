@@ -4,8 +4,10 @@
 //! only that object parsed). Counts keep Anthropic's meaning (input without cached
 //! tokens); OpenAI's are converted ([`switchyard_translate::usage_in`]).
 
+use std::sync::LazyLock;
+
 use bytes::Bytes;
-use memchr::memmem;
+use memchr::memmem::{Finder, FinderRev};
 use serde_json::Value;
 use switchyard_translate::Format;
 use switchyard_translate::ir::Usage;
@@ -83,6 +85,11 @@ impl RawUsage {
     }
 }
 
+/// `"usage"`, searched for in every event and from the end of a plain body
+/// (searchers built once, see `sse.rs`).
+static USAGE_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"usage\""));
+static USAGE_KEY_REV: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b"\"usage\""));
+
 impl UsageTap {
     /// A tap for answers in `format`.
     pub fn new(format: Format) -> UsageTap {
@@ -91,7 +98,7 @@ impl UsageTap {
 
     /// One SSE event's data.
     pub fn event(&mut self, data: &str) {
-        if memmem::find(data.as_bytes(), b"\"usage\"").is_none() {
+        if USAGE_KEY.find(data.as_bytes()).is_none() {
             return;
         }
         if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
@@ -121,7 +128,7 @@ impl UsageTap {
             all.push(last);
             all.concat().into()
         };
-        let Some(at) = memmem::rfind(&joined, b"\"usage\"") else { return };
+        let Some(at) = USAGE_KEY_REV.rfind(&joined) else { return };
         let rest = &joined[at + b"\"usage\"".len()..];
         let Some(colon) = rest.iter().position(|b| *b == b':') else { return };
         let mut values = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<RawUsage>();
