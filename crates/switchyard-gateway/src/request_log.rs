@@ -369,6 +369,29 @@ mod tests {
         std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
     }
 
+    /// A sink and its writer over `store`.
+    struct Running {
+        sink: RequestLogSink,
+        stop: CancellationToken,
+        writer: JoinHandle<()>,
+    }
+
+    impl Running {
+        fn start(store: &Store, retention_rows: u32, clock: Arc<dyn GatewayClock>) -> Running {
+            let sink = RequestLogSink::new();
+            let stop = CancellationToken::new();
+            let writer = spawn_writer(&sink, store.clone(), retention_rows, clock, stop.clone());
+            Running { sink, stop, writer }
+        }
+
+        /// Stops the writer (it writes what is queued first) and hands the sink back.
+        async fn stop(self) -> RequestLogSink {
+            self.stop.cancel();
+            self.writer.await.unwrap_or_else(|e| panic!("{e}"));
+            self.sink
+        }
+    }
+
     async fn logged(store: &Store) -> i64 {
         sqlx::query_scalar("SELECT COUNT(*) FROM request_log").fetch_one(store.pool()).await.unwrap_or(-1)
     }
@@ -377,17 +400,14 @@ mod tests {
     async fn rows_wait_for_their_batch_and_a_reader_flushes_them() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
-        let sink = RequestLogSink::new();
-        let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000, Arc::new(SystemClock), stop.clone());
+        let log = Running::start(&store, 1_000, Arc::new(SystemClock));
         for i in 0..3 {
-            sink.record(row(i));
+            log.sink.record(row(i));
         }
         assert_eq!(logged(&store).await, 0, "the batch stays open for its interval");
-        sink.flush().await;
+        log.sink.flush().await;
         assert_eq!(logged(&store).await, 3, "a flush writes what was queued before it");
-        stop.cancel();
-        writer.await.unwrap_or_else(|e| panic!("{e}"));
+        let sink = log.stop().await;
         // Without a writer, rows are kept (then dropped past the buffer) and a
         // flush returns at once.
         sink.flush().await;
@@ -401,12 +421,10 @@ mod tests {
     async fn a_batch_is_written_one_interval_of_the_gateway_clock_after_its_first_row() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
-        let sink = RequestLogSink::new();
-        let stop = CancellationToken::new();
         let clock = Arc::new(ManualClock::new(UnixMillis(1_700_000_000_000)));
-        let writer = spawn_writer(&sink, store.clone(), 1_000, clock.clone(), stop.clone());
+        let log = Running::start(&store, 1_000, clock.clone());
         for i in 0..3 {
-            sink.record(row(i));
+            log.sink.record(row(i));
         }
         // The first row opened a batch: the writer waits out its interval.
         until(async || clock.pending_timers() == 1).await;
@@ -416,8 +434,7 @@ mod tests {
         assert_eq!(logged(&store).await, 0);
         clock.advance_ms(1);
         until(async || logged(&store).await == 3).await;
-        stop.cancel();
-        writer.await.unwrap_or_else(|e| panic!("{e}"));
+        log.stop().await;
     }
 
     #[tokio::test]
@@ -427,31 +444,25 @@ mod tests {
         let wal = dir.path().join(format!("{DATABASE_FILE}-wal"));
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
         // A large log kept by a generous retention.
-        let sink = RequestLogSink::new();
-        let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000_000, Arc::new(SystemClock), stop.clone());
+        let log = Running::start(&store, 1_000_000, Arc::new(SystemClock));
         for i in 0..30_000 {
-            sink.record(row(i));
+            log.sink.record(row(i));
             if i % 4_000 == 0 {
-                sink.flush().await;
+                log.sink.flush().await;
             }
         }
-        sink.flush().await;
-        stop.cancel();
-        writer.await.unwrap_or_else(|e| panic!("{e}"));
+        log.sink.flush().await;
+        log.stop().await;
         let full = size(&db) + size(&wal);
         assert!(full > 8_000_000, "30,000 wide rows take megabytes: {full}");
         // Retention cut to 1,000 rows: after the next 1,000 rows the rest is pruned,
         // in small transactions, and the file and its write-ahead log shrink. The
         // writer's shutdown waits for that pass to finish.
-        let sink = RequestLogSink::new();
-        let stop = CancellationToken::new();
-        let writer = spawn_writer(&sink, store.clone(), 1_000, Arc::new(SystemClock), stop.clone());
+        let log = Running::start(&store, 1_000, Arc::new(SystemClock));
         for i in 30_000..31_000 {
-            sink.record(row(i));
+            log.sink.record(row(i));
         }
-        stop.cancel();
-        writer.await.unwrap_or_else(|e| panic!("{e}"));
+        log.stop().await;
         assert_eq!(logged(&store).await, 1_000);
         let (db_after, wal_after) = (size(&db), size(&wal));
         assert!(db_after * 4 < full, "the file shrank: {full} -> {db_after}");

@@ -69,13 +69,14 @@ impl MultiInsert {
     /// `Store::write_small_batch`): sqlx prepares and caches each text it meets.
     pub fn padded(&self) -> &str {
         self.padded.get_or_init(|| {
-            let values = self.build(PADDED_ROWS, true);
-            let values = values.strip_prefix(self.head).unwrap_or(&values);
-            let values = values.strip_suffix(self.tail).unwrap_or(values);
             let insert = self.head.trim_end().strip_suffix("VALUES").unwrap_or(self.head).trim_end();
             // `WHERE`: SQLite's grammar needs one between a `SELECT` and an
             // `ON CONFLICT` clause anyway.
-            format!("{insert} SELECT * FROM (VALUES {values}) WHERE column1 IS NOT NULL{}", self.tail)
+            format!(
+                "{insert} SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL{}",
+                self.values(PADDED_ROWS, true),
+                self.tail
+            )
         })
     }
 
@@ -89,7 +90,13 @@ impl MultiInsert {
     }
 
     fn build(&self, rows: usize, anonymous: bool) -> String {
-        let mut sql = String::from(self.head);
+        format!("{}{}{}", self.head, self.values(rows, anonymous), self.tail)
+    }
+
+    /// `(?,…), (?,…)`: `rows` rows of placeholders, `$N` numbered row by row or,
+    /// `anonymous`, `?`.
+    fn values(&self, rows: usize, anonymous: bool) -> String {
+        let mut sql = String::new();
         let mut n = 0;
         for row in 0..rows {
             sql.push_str(if row == 0 { "(" } else { ", (" });
@@ -107,7 +114,6 @@ impl MultiInsert {
             }
             sql.push(')');
         }
-        sql.push_str(self.tail);
         sql
     }
 }
