@@ -113,12 +113,19 @@ fn visibly_different(a: &UsageView, b: &UsageView) -> bool {
 
 /// The usage reading of one response, if it carries one.
 pub fn read(h: &HeaderMap, now: UnixMillis) -> Option<UsageView> {
-    let claude_mark =
-        h.contains_key(CLAUDE_MARK) || h.contains_key("anthropic-ratelimit-unified-5h-utilization");
+    // Most answers carry neither reading: one pass over the names tells, where the
+    // look-ups below would each parse their name again.
+    let (mut has_claude, mut has_codex) = (false, false);
+    for name in h.keys() {
+        has_claude |= name.as_str().starts_with(CLAUDE);
+        has_codex |= name.as_str().starts_with(CODEX);
+    }
+    let claude_mark = has_claude
+        && (h.contains_key(CLAUDE_MARK) || h.contains_key("anthropic-ratelimit-unified-5h-utilization"));
     if claude_mark && let Some(reading) = claude(h, now) {
         return Some(reading);
     }
-    if h.contains_key(CODEX_MARK) || h.contains_key("x-codex-secondary-used-percent") {
+    if has_codex && (h.contains_key(CODEX_MARK) || h.contains_key("x-codex-secondary-used-percent")) {
         return codex(h, now);
     }
     None

@@ -75,6 +75,7 @@ impl UpstreamError {
         // the upstream could not be reached.
         if find_cause::<hyper_util::client::legacy::Error>(e)
             .is_some_and(hyper_util::client::legacy::Error::is_connect)
+            || find_cause::<super::hop::ConnectFailed>(e).is_some()
         {
             return UpstreamError::Connect(format!("connection failed: {}", chain(e)));
         }

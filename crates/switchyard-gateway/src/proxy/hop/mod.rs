@@ -1,5 +1,7 @@
-//! The proxy hop's HTTP client (ADR 0011): hyper-util's pooled client over a rustls
-//! connector, not reqwest. The same-run A/B (`switchyard-bench hop-ab`) measured
+//! The proxy hop's HTTP client (ADR 0011): hyper's, not reqwest. Plain `http://`
+//! upstreams go through each lane's own pool of hyper connection-level clients
+//! ([`plain_pool`]); `https://` through hyper-util's pooled client over a rustls
+//! connector. The same-run A/B (`switchyard-bench hop-ab`) measured
 //! reqwest's stack at about twice the CPU per forwarded request of hyper's; the hop is
 //! the one call every inference request makes, so it gets the lean client.
 //!
@@ -27,9 +29,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use bytes::Bytes;
 use futures_util::Stream;
+use http::uri::Scheme;
 use http::{HeaderMap, HeaderValue, Method, Request, Uri, header};
 use http_body_util::{BodyDataStream, Either, Full};
-use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -39,8 +41,13 @@ use tower_service::Service;
 
 use crate::clock::GatewayClock;
 
+mod plain_pool;
+
+use plain_pool::PlainPool;
+pub use plain_pool::{ConnectFailed, PooledBody};
+
 /// An answer's body: hyper's on the direct path, reqwest's through a proxy.
-pub type HopBody = Either<Incoming, reqwest::Body>;
+pub type HopBody = Either<PooledBody, reqwest::Body>;
 
 /// An upstream answer, headers read, body not yet.
 pub type HopResponse = http::Response<HopBody>;
@@ -90,6 +97,8 @@ pub struct HopClient {
     /// thread: an upstream connection's task runs on the lane that opened it, so a
     /// lane reusing only its own connections never wakes another thread.
     direct: Arc<[DirectClient]>,
+    /// The same, for plain-HTTP upstreams: connection-level clients.
+    plain: Arc<[Arc<PlainPool>]>,
     proxied: Option<Arc<Proxied>>,
 }
 
@@ -118,13 +127,16 @@ impl HopClient {
         tcp.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
         #[cfg(target_os = "linux")]
         tcp.set_tcp_user_timeout(Some(TCP_USER_TIMEOUT));
+        let plain_connector =
+            ConnectDeadline { inner: tcp.clone(), timeout: connect_timeout, clock: Arc::clone(&clock) };
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_provider_and_platform_verifier(crypto_provider())
             .context("loading the platform's TLS roots")?
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(tcp);
-        let connector = ConnectDeadline { inner: connector, timeout: connect_timeout, clock };
+        let connector =
+            ConnectDeadline { inner: connector, timeout: connect_timeout, clock: Arc::clone(&clock) };
         // The lanes share the idle cap, so more cores do not mean more idle sockets
         // (and their buffers) after a burst.
         let idle_per_lane = (POOL_MAX_IDLE_PER_HOST / lanes.max(1)).max(LANE_MIN_IDLE_PER_HOST);
@@ -136,6 +148,16 @@ impl HopClient {
                     .pool_idle_timeout(POOL_IDLE)
                     .pool_max_idle_per_host(idle_per_lane)
                     .build(connector.clone())
+            })
+            .collect();
+        let plain = (0..=lanes)
+            .map(|_| {
+                Arc::new(PlainPool::new(
+                    plain_connector.clone(),
+                    idle_per_lane,
+                    POOL_IDLE,
+                    Arc::clone(&clock),
+                ))
             })
             .collect();
         // Which upstreams go through a proxy, and reqwest's client for them (it reads
@@ -161,7 +183,7 @@ impl HopClient {
                 Some(Arc::new(Proxied { matcher, client }))
             }
         };
-        Ok(HopClient { direct, proxied })
+        Ok(HopClient { direct, plain, proxied })
     }
 
     /// Sends a POST with `body` to `uri` (absolute) and returns once the answer's
@@ -178,18 +200,25 @@ impl HopClient {
             let response = proxied.client.post(url).headers(headers).body(body).send().await?;
             return Ok(http::Response::<reqwest::Body>::from(response).map(Either::Right));
         }
+        let pool = Self::pool_index();
+        if uri.scheme() == Some(&Scheme::HTTP) {
+            let plain = &self.plain[pool % self.plain.len()];
+            // Boxed, as hyper-util boxes its own: the request's future, which axum
+            // moves into a box of its own and keeps while an answer streams, does
+            // not grow by the size of the hop's.
+            return Ok(Box::pin(plain.post(uri, headers, body)).await?.map(Either::Left));
+        }
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let response = self.direct_client().request(request).await?;
-        Ok(response.map(Either::Left))
+        let response = self.direct[pool % self.direct.len()].request(request).await?;
+        Ok(response.map(|body| Either::Left(PooledBody::unpooled(body))))
     }
 
-    /// This thread's pool: its lane's, or the one for threads off the lanes.
-    fn direct_client(&self) -> &DirectClient {
-        let index = crate::conn::lanes::current().map_or(0, |lane| lane + 1);
-        &self.direct[index % self.direct.len()]
+    /// This thread's pools: its lane's, or the ones for threads off the lanes.
+    fn pool_index() -> usize {
+        crate::conn::lanes::current().map_or(0, |lane| lane + 1)
     }
 }
 
@@ -274,23 +303,60 @@ mod tests {
     use crate::conn::lanes::Lanes;
 
     /// A loopback upstream that answers each request with the number of the TCP
-    /// connection it came on.
-    async fn numbering_upstream() -> Uri {
+    /// connection it came on (`connection: close` too when `close` is set), and
+    /// counts the connections that have ended.
+    struct Numbering {
+        uri: Uri,
+        ended: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    async fn numbering_upstream_with(close: bool) -> Numbering {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
         let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let ended = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&ended);
         tokio::spawn(async move {
             let mut number = 0u32;
             while let Ok((tcp, _)) = listener.accept().await {
                 number += 1;
                 let answer = hyper::service::service_fn(move |_| async move {
-                    Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(number.to_string()))))
+                    let mut response = http::Response::new(Full::new(Bytes::from(number.to_string())));
+                    if close {
+                        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    }
+                    Ok::<_, Infallible>(response)
                 });
-                tokio::spawn(
-                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), answer),
-                );
+                let counter = Arc::clone(&counter);
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tcp), answer)
+                        .await;
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                });
             }
         });
-        format!("http://{addr}/v1/messages").parse().unwrap_or_else(|e| panic!("{e}"))
+        let uri = format!("http://{addr}/v1/messages").parse().unwrap_or_else(|e| panic!("{e}"));
+        Numbering { uri, ended }
+    }
+
+    async fn numbering_upstream() -> Uri {
+        numbering_upstream_with(false).await.uri
+    }
+
+    fn hop_on(clock: Arc<dyn GatewayClock>) -> HopClient {
+        HopClient::new(Duration::from_secs(5), &UpstreamProxy::Direct, 1, clock)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Polls `done` on the test's runtime until it holds (a few seconds at most).
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        for _ in 0..500 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{what} did not happen");
     }
 
     /// The upstream connections that answered three requests sent one after the other.
@@ -336,11 +402,95 @@ mod tests {
             pools.push(used);
         }
         assert_eq!(pools.len(), 3);
+        assert!(pools.iter().all(|used| used.len() == 1), "a pool did not reuse its connection: {pools:?}");
         let all: BTreeSet<&String> = pools.iter().flatten().collect();
         assert_eq!(
             all.len(),
             pools.iter().map(BTreeSet::len).sum::<usize>(),
             "pools shared a connection: {pools:?}"
         );
+    }
+
+    /// Plain-HTTP requests one after another reuse one upstream connection, the
+    /// `host` header names the upstream (its port too), and an answer that says
+    /// `connection: close` is not reused: the next request opens a new connection.
+    #[tokio::test]
+    async fn plain_http_reuses_a_connection_until_the_upstream_closes_it() {
+        let hop = hop_on(Arc::new(SystemClock));
+        assert_eq!(connections_used(hop.clone(), numbering_upstream().await).await.len(), 1);
+        let closing = numbering_upstream_with(true).await;
+        let used = connections_used(hop, closing.uri).await;
+        assert_eq!(used.len(), 3, "{used:?}");
+    }
+
+    /// An idle connection is closed once it has been idle for the pool's timeout on
+    /// the gateway's clock (the upstream sees it end), and the next request opens a
+    /// new one; before that, it is reused.
+    #[tokio::test]
+    async fn idle_plain_connections_are_closed_after_the_idle_timeout() {
+        let clock = Arc::new(crate::clock::ManualClock::new(switchyard_types::UnixMillis(0)));
+        let hop = hop_on(clock.clone());
+        let upstream = numbering_upstream_with(false).await;
+        let first = connections_used(hop.clone(), upstream.uri.clone()).await;
+        assert_eq!(hop.plain[0].idle_count(), 1);
+        clock.advance(POOL_IDLE - Duration::from_secs(1));
+        assert_eq!(
+            connections_used(hop.clone(), upstream.uri.clone()).await,
+            first,
+            "reused before the timeout"
+        );
+        assert_eq!(upstream.ended.load(std::sync::atomic::Ordering::SeqCst), 0);
+        clock.advance(POOL_IDLE + Duration::from_secs(1));
+        eventually("the reaper closing the idle connection", || hop.plain[0].idle_count() == 0).await;
+        eventually("the upstream seeing the connection end", || {
+            upstream.ended.load(std::sync::atomic::Ordering::SeqCst) == 1
+        })
+        .await;
+        let after = connections_used(hop, upstream.uri).await;
+        assert!(after.is_disjoint(&first), "{after:?} after {first:?}");
+    }
+
+    /// A connection whose answer's body was dropped unread goes back to the pool
+    /// once hyper has drained the rest, instead of being lost.
+    #[tokio::test]
+    async fn a_connection_whose_body_was_dropped_unread_is_reused() {
+        let hop = hop_on(Arc::new(SystemClock));
+        let uri = numbering_upstream().await;
+        let answer = hop.post(uri.clone(), HeaderMap::new(), Bytes::from_static(b"{}")).await;
+        drop(answer.unwrap_or_else(|e| panic!("{e}")));
+        eventually("the connection going back to the pool", || hop.plain[0].idle_count() == 1).await;
+        assert_eq!(connections_used(hop, uri).await, BTreeSet::from(["1".to_owned()]));
+    }
+
+    /// A plain upstream nobody listens on is a connect failure, as hyper-util's
+    /// connector failures are.
+    #[tokio::test]
+    async fn an_unreachable_plain_upstream_is_a_connect_failure() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        drop(listener);
+        let uri: Uri = format!("http://{addr}/v1/messages").parse().unwrap_or_else(|e| panic!("{e}"));
+        let hop = hop_on(Arc::new(SystemClock));
+        let Err(e) = hop.post(uri, HeaderMap::new(), Bytes::new()).await else {
+            panic!("a closed port answered")
+        };
+        let sorted = crate::proxy::upstream_error::UpstreamError::from_hop(&*e, true);
+        assert_eq!(sorted.kind(), "connect", "{sorted:?}");
+    }
+
+    /// The hop's future and its answer stay small: both are part of every request's
+    /// future, which axum boxes (a copy of all of it) and which an open stream keeps;
+    /// the plain pool's future and its hold on the connection are boxed apart.
+    #[test]
+    fn the_hop_future_is_small() {
+        let hop = hop_on(Arc::new(SystemClock));
+        let uri = Uri::from_static("http://127.0.0.1:9/v1/messages");
+        let post = hop.post(uri, HeaderMap::new(), Bytes::new());
+        let size = std::mem::size_of_val(&post);
+        // 688 bytes when written, all of it the proxied path's (reqwest's future).
+        assert!(size <= 768, "the hop's future is {size} bytes");
+        // hyper's answer with hyper-util's client was 152 bytes.
+        let answer = std::mem::size_of::<HopResponse>();
+        assert!(answer <= 160, "the hop's answer is {answer} bytes");
     }
 }
