@@ -188,7 +188,7 @@ async fn prepare_and_forward(
         lease,
         long_context,
     };
-    Ok(forward(state.clone(), request).await)
+    Ok(forward(state.clone(), Box::new(request)).await)
 }
 
 /// The suffix Claude Code puts on a model id to ask for its 1M-token context window.

@@ -70,7 +70,11 @@ pub struct ForwardRequest {
 /// at the default INFO level, building and formatting two spans per request cost
 /// 14 % of the gateway's added latency (docs/benchmarks.md, A/B section). The
 /// failure events at INFO carry the request id and connection themselves.
-pub async fn forward(state: AppState, req: ForwardRequest) -> Response {
+///
+/// The request comes boxed: an async fn keeps a by-value argument twice (as passed
+/// and as its local), which for the 408-byte request would sit in every request's
+/// future.
+pub async fn forward(state: AppState, req: Box<ForwardRequest>) -> Response {
     let span = tracing::debug_span!(
         "request",
         request_id = %req.request_id,

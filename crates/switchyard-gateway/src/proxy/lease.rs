@@ -185,7 +185,9 @@ pub(super) async fn fence(
     // the lease must not move it back.
     let Some(reason) = move_reason(state, req, failed, &leased) else { return Fence::Skip };
     let to = (candidate.connection.provider.as_str(), target);
-    match book.transition(held.holder(), held.generation, to, now, reason).await {
+    // Boxed: moving a lease is rare (a store write), and inline its future would sit
+    // in every request's future.
+    match Box::pin(book.transition(held.holder(), held.generation, to, now, reason)).await {
         Ok(TransitionOutcome::Moved(_) | TransitionOutcome::Same(_)) => {
             tracing::info!(event = "lease.moved", from = %leased, to = %target, reason = reason.as_str());
             Fence::Go

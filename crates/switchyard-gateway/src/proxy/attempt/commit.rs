@@ -34,7 +34,7 @@ struct Ready {
 }
 
 /// Waits for readiness, then commits to relaying `response`.
-pub(super) async fn relay(cx: AttemptCx<'_>, response: HopResponse) -> AttemptResult {
+pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> AttemptResult {
     let status = response.status().as_u16();
     // Reset-aware combos order by the quota reset each account last announced.
     if let Some(at) = quota_reset_from_headers(response.headers(), cx.state.clock.now_wall()) {
@@ -43,15 +43,16 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: HopResponse) -> AttemptRe
     let sse = is_event_stream(response.headers());
     let mut client_headers = client_headers(&cx, response.headers(), sse);
     let mut stream = body_stream(response.into_body());
-    let ready = tokio::select! {
+    // One binding for the result and its value: a second would keep 576 more bytes
+    // in this future for as long as it lives.
+    let mut ready = match tokio::select! {
         ready = until_ready(&mut stream, sse, &cx) => ready,
         () = cx.state.clock.sleep_until(cx.budgets.wait_until()) => {
             Err(cx.budgets.expired(if sse { "model event" } else { "body byte" }))
         }
-    };
-    let mut ready = match ready {
+    } {
         Ok(r) => r,
-        Err(e) => return cx.failed(&e),
+        Err(e) => return (*cx).failed(&e),
     };
     let created = u64::try_from(cx.state.clock.now_wall().0 / 1_000).unwrap_or_default();
     let mut translator = None;
@@ -93,7 +94,7 @@ pub(super) async fn relay(cx: AttemptCx<'_>, response: HopResponse) -> AttemptRe
                     ready.first = Some(body);
                     stream = Box::pin(futures_util::stream::empty());
                 }
-                Err(e) => return cx.failed(&e),
+                Err(e) => return (*cx).failed(&e),
             }
         }
     }

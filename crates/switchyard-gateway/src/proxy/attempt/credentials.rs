@@ -18,7 +18,9 @@ pub(super) async fn usable(cx: &AttemptCx<'_>) -> Result<Arc<Connection>, Upstre
     if !needs_refresh(conn, now) {
         return Ok(conn.clone());
     }
-    match state.refresher.refresh(conn, &state.routing, &state.management).await {
+    // Boxed: the refresh (an HTTP call to the token endpoint) is rare, and inline its
+    // future would sit in every request's future, which axum copies into a box.
+    match Box::pin(state.refresher.refresh(conn, &state.routing, &state.management)).await {
         Ok(fresh) => Ok(fresh),
         Err(RefreshError::Unreachable(m)) if !expired(conn, state.clock.now_wall()) => {
             tracing::warn!(event = "oauth.refresh_deferred", reason = %m);

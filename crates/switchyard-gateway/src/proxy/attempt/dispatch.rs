@@ -56,16 +56,19 @@ pub(super) async fn send(
         if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {
             refreshed_after_401 = true;
             drop(response);
-            sender = state
-                .refresher
-                .refresh(&sender, &state.routing, &state.management)
+            // Boxed, as in `credentials::usable`: rare, and large inline.
+            sender = Box::pin(state.refresher.refresh(&sender, &state.routing, &state.management))
                 .await
                 .map_err(refresh_error)?;
             continue;
         }
         let Some(hook) = &wall_hook else { return Ok(response) };
         let _waiting = req.waits.enter();
-        match hook.after_response(state, &sender, &response, sent_slow, wait, cx.budgets.deadline).await {
+        // Boxed: only Claude OAuth attempts take it, and inline it would grow every
+        // request's future by its size.
+        match Box::pin(hook.after_response(state, &sender, &response, sent_slow, wait, cx.budgets.deadline))
+            .await
+        {
             WallAction::Proceed => return Ok(response),
             WallAction::Retry(delay) => {
                 drop(response);

@@ -26,7 +26,7 @@ use crate::proxy::redact::Redactor;
 pub const ERROR_PEEK_LIMIT: usize = 64 * 1024;
 
 /// Judges an error answer and obeys the verdict.
-pub(super) async fn error_answer(mut cx: AttemptCx<'_>, response: HopResponse) -> AttemptResult {
+pub(super) async fn error_answer(mut cx: Box<AttemptCx<'_>>, response: HopResponse) -> AttemptResult {
     let (parts, body) = response.into_parts();
     let (status, headers) = (parts.status.as_u16(), parts.headers);
     let mut stream = body_stream(body);

@@ -194,18 +194,21 @@ pub async fn run(
     );
     let budgets = Budgets::new(state, req.body.streaming(), candidate);
     let translation = Translation::for_attempt(req, candidate);
-    let cx = AttemptCx { state, req, candidate, log, guard, budgets, translation };
+    // Boxed: each stage takes the context by value, and an async fn keeps a
+    // by-value argument twice (as passed and as its local), so inline the 552 bytes
+    // were copied and kept at every level of every request's future.
+    let cx = Box::new(AttemptCx { state, req, candidate, log, guard, budgets, translation });
     stages(cx, wait).instrument(span).await
 }
 
-async fn stages(mut cx: AttemptCx<'_>, wait: &mut WaitWindow) -> AttemptResult {
+async fn stages(mut cx: Box<AttemptCx<'_>>, wait: &mut WaitWindow) -> AttemptResult {
     let sender = match credentials::usable(&cx).await {
         Ok(sender) => sender,
-        Err(e) => return cx.failed(&e),
+        Err(e) => return (*cx).failed(&e),
     };
     let response = match dispatch::send(&mut cx, sender, wait).await {
         Ok(r) => r,
-        Err(e) => return cx.failed(&e),
+        Err(e) => return (*cx).failed(&e),
     };
     let status = response.status().as_u16();
     cx.log.set_status(status);
