@@ -9,6 +9,7 @@
 //!
 //! Pure; total (a payload that is not JSON, such as Chat's `[DONE]`, is progress).
 
+pub mod judge;
 pub mod throughput;
 
 use serde::Deserialize;

@@ -15,7 +15,8 @@ use std::time::Instant;
 
 use super::usage_tap::UsageTap;
 use switchyard_resilience::stream_watch::is_progress;
-use switchyard_resilience::stream_watch::throughput::{self, ThroughputPolicy, ThroughputWatch, TooSlow};
+use switchyard_resilience::stream_watch::judge::judge;
+use switchyard_resilience::stream_watch::throughput::{ThroughputPolicy, ThroughputWatch, TooSlow};
 
 /// The largest unfinished SSE frame held back (1 MiB).
 pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
@@ -189,15 +190,20 @@ impl ProgressWatch {
         self.parser.feed(frames);
         let mut progress = false;
         while let Some(event) = self.parser.next_event() {
-            progress |= is_progress(&event.event, &event.data);
+            if let Some((watch, start)) = self.throughput.as_mut() {
+                // One parse answers both watchdogs.
+                let judged = judge(&event.event, &event.data);
+                progress |= judged.progress;
+                watch.observe(ms_since(*start, now), judged.throughput);
+            } else {
+                // The stall watchdog alone needs only the event's `type`.
+                progress |= is_progress(&event.event, &event.data);
+            }
             if self.upstream_error.is_none() {
                 self.upstream_error = StreamError::from_event(&event.event, &event.data);
             }
             if let Some(tap) = self.usage.as_mut() {
                 tap.event(&event.data);
-            }
-            if let Some((watch, start)) = self.throughput.as_mut() {
-                watch.observe(ms_since(*start, now), throughput::classify(&event.event, &event.data));
             }
         }
         progress
