@@ -5,41 +5,14 @@
 //! the last two is what the one pass saves when the throughput watchdog is on.
 
 use std::hint::black_box;
-use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use switchyard_resilience::stream_watch::judge::judge;
 use switchyard_resilience::stream_watch::{is_progress, throughput};
 
-/// `(event, data)` of every event in the recordings' `.sse` files.
-fn recorded_events() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/upstream-recordings");
-    let mut out = Vec::new();
-    for format in ["anthropic-messages", "openai-chat", "openai-responses"] {
-        let Ok(dir) = std::fs::read_dir(root.join(format)) else { continue };
-        for file in dir.flatten() {
-            if file.path().extension().is_none_or(|e| e != "sse") {
-                continue;
-            }
-            let text = std::fs::read_to_string(file.path()).unwrap_or_default().replace("\r\n", "\n");
-            for block in text.split("\n\n") {
-                let mut event = "message".to_owned();
-                let mut data: Vec<&str> = Vec::new();
-                for line in block.lines() {
-                    if let Some(v) = line.strip_prefix("event:") {
-                        event = v.trim_start().to_owned();
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        data.push(v.strip_prefix(' ').unwrap_or(v));
-                    }
-                }
-                if !data.is_empty() {
-                    out.push((event, data.join("\n")));
-                }
-            }
-        }
-    }
-    out
-}
+#[path = "common/recorded.rs"]
+mod recorded;
+use recorded::recorded_events;
 
 fn stream_events(c: &mut Criterion) {
     let events = recorded_events();

@@ -197,19 +197,16 @@ fn chat_chunk(v: &Fields<'_>) -> Option<Output> {
         // `null` reads as absent.
         finished |= choice.finish_reason.is_some();
     }
-    Some(match (text, busy, finished) {
-        (Some(n), _, _) if n > 0 => Output::Text(n),
-        (_, true, _) => Output::Busy,
-        (_, _, true) => Output::BlockEnd,
-        (Some(_), _, _) => Output::Text(0),
-        _ => Output::Other,
-    })
+    Some(throughput::chat_output(text, busy, finished))
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
+#[path = "../../benches/common/recorded.rs"]
+mod recorded;
 
+#[cfg(test)]
+mod tests {
+    use super::recorded::recorded_events;
     use super::*;
 
     /// Both readers' answers.
@@ -220,51 +217,20 @@ mod tests {
         }
     }
 
-    /// `(event, data)` of every event in an SSE text.
-    fn events(text: &str) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for block in text.replace("\r\n", "\n").split("\n\n") {
-            let mut event = "message".to_owned();
-            let mut data: Vec<&str> = Vec::new();
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
-                    event = v.trim_start().to_owned();
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    data.push(v.strip_prefix(' ').unwrap_or(v));
-                }
-            }
-            if !data.is_empty() {
-                out.push((event, data.join("\n")));
-            }
-        }
-        out
-    }
-
     /// Every event of the recorded upstream streams (Anthropic Messages, Chat
     /// Completions, Responses) is judged as the two full readers judge it.
     #[test]
     fn recorded_streams_are_judged_as_the_full_readers_judge_them() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/upstream-recordings");
-        let mut checked = 0;
-        let mut by_class = std::collections::BTreeSet::new();
-        for format in ["anthropic-messages", "openai-chat", "openai-responses"] {
-            let dir = std::fs::read_dir(root.join(format)).unwrap_or_else(|e| panic!("{format}: {e}"));
-            for file in dir.flatten() {
-                if file.path().extension().is_none_or(|e| e != "sse") {
-                    continue;
-                }
-                let text = std::fs::read_to_string(file.path()).unwrap_or_default();
-                for (event, data) in events(&text) {
-                    let judged = judge(&event, &data);
-                    assert_eq!(judged, full(&event, &data), "{}: {event} {data}", file.path().display());
-                    by_class.insert(format!("{:?}", judged.throughput).chars().take(4).collect::<String>());
-                    checked += 1;
-                }
-            }
+        let events = recorded_events();
+        let mut classes = std::collections::HashSet::new();
+        for (event, data) in &events {
+            let judged = judge(event, data);
+            assert_eq!(judged, full(event, data), "{event} {data}");
+            classes.insert(std::mem::discriminant(&judged.throughput));
         }
-        assert!(checked > 300, "only {checked} recorded events");
+        assert!(events.len() > 300, "only {} recorded events", events.len());
         // Text, Busy, BlockEnd, End and Other all occur in the recordings.
-        assert_eq!(by_class.len(), 5, "{by_class:?}");
+        assert_eq!(classes.len(), 5);
     }
 
     /// Inputs the one pass hands over, and shapes it reads itself, give the full

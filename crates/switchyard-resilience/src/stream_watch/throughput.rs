@@ -117,6 +117,12 @@ fn chat_chunk(v: &Value) -> Output {
         busy |= tools || reasoning("reasoning_content") || reasoning("reasoning");
         finished |= !choice["finish_reason"].is_null();
     }
+    chat_output(text, busy, finished)
+}
+
+/// A Chat chunk's class from what its choices held: text bytes (`None`: no
+/// `content` at all), a tool call or reasoning, a finish reason.
+pub(super) fn chat_output(text: Option<usize>, busy: bool, finished: bool) -> Output {
     match (text, busy, finished) {
         (Some(n), _, _) if n > 0 => Output::Text(n),
         (_, true, _) => Output::Busy,
