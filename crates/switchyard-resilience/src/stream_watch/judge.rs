@@ -137,40 +137,18 @@ fn typed(kind: &str, v: &Fields<'_>) -> Option<Output> {
     Some(match kind {
         "content_block_delta" => {
             let delta: Typed<'_> = object(v.delta)?;
-            match string(delta.kind).as_deref() {
-                Some("text_delta") => Output::Text(str_len(delta.text)),
-                Some("thinking_delta" | "signature_delta" | "input_json_delta" | "citations_delta") => {
-                    Output::Busy
-                }
-                _ => Output::Other,
-            }
+            throughput::messages_delta(string(delta.kind).as_deref(), || str_len(delta.text))
         }
         "content_block_start" => {
             let block: Typed<'_> = object(v.content_block)?;
-            match string(block.kind).as_deref() {
-                Some("text") => Output::BlockEnd,
-                Some(_) => Output::Busy,
-                None => Output::Other,
-            }
+            throughput::block_start(string(block.kind).as_deref())
         }
-        "content_block_stop" => Output::BlockEnd,
-        "message_stop" | "response.completed" | "response.incomplete" | "response.failed" => Output::End,
         "response.output_text.delta" | "response.refusal.delta" => Output::Text(str_len(v.delta)),
         "response.output_item.added" => {
             let item: Typed<'_> = object(v.item)?;
-            match string(item.kind).as_deref() {
-                Some("message") | None => Output::Other,
-                Some(_) => Output::Busy,
-            }
+            throughput::item_added(string(item.kind).as_deref())
         }
-        "response.output_item.done" => Output::BlockEnd,
-        k if k.starts_with("response.reasoning")
-            || k.ends_with("arguments.delta")
-            || k.ends_with("input.delta") =>
-        {
-            Output::Busy
-        }
-        _ => Output::Other,
+        k => throughput::by_kind_alone(k),
     })
 }
 

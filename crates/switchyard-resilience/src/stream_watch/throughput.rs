@@ -67,27 +67,48 @@ pub fn classify(event: &str, data: &str) -> Output {
 fn typed(kind: &str, v: &Value) -> Output {
     match kind {
         // Anthropic Messages.
-        "content_block_delta" => match v["delta"]["type"].as_str() {
-            Some("text_delta") => Output::Text(str_len(&v["delta"]["text"])),
-            Some("thinking_delta" | "signature_delta" | "input_json_delta" | "citations_delta") => {
-                Output::Busy
-            }
-            _ => Output::Other,
-        },
-        "content_block_start" => match v["content_block"]["type"].as_str() {
-            Some("text") => Output::BlockEnd,
-            Some(_) => Output::Busy, // tool_use, server_tool_use, thinking, redacted_thinking
-            None => Output::Other,
-        },
-        "content_block_stop" => Output::BlockEnd,
-        "message_stop" | "response.completed" | "response.incomplete" | "response.failed" => Output::End,
-        // OpenAI Responses.
+        "content_block_delta" => messages_delta(v["delta"]["type"].as_str(), || str_len(&v["delta"]["text"])),
+        "content_block_start" => block_start(v["content_block"]["type"].as_str()),
         "response.output_text.delta" | "response.refusal.delta" => Output::Text(str_len(&v["delta"])),
-        "response.output_item.added" => match v["item"]["type"].as_str() {
-            Some("message") | None => Output::Other,
-            Some(_) => Output::Busy, // reasoning, function_call, custom_tool_call, …
-        },
-        "response.output_item.done" => Output::BlockEnd,
+        "response.output_item.added" => item_added(v["item"]["type"].as_str()),
+        k => by_kind_alone(k),
+    }
+}
+
+// The decisions, shared with the one-pass reader (`super::judge`), which finds the
+// same fields in borrowed JSON.
+
+/// A Messages `content_block_delta`, by its delta's `type` (text: `text_len` bytes).
+pub(super) fn messages_delta(delta_type: Option<&str>, text_len: impl FnOnce() -> usize) -> Output {
+    match delta_type {
+        Some("text_delta") => Output::Text(text_len()),
+        Some("thinking_delta" | "signature_delta" | "input_json_delta" | "citations_delta") => Output::Busy,
+        _ => Output::Other,
+    }
+}
+
+/// A Messages `content_block_start`, by its block's `type`.
+pub(super) fn block_start(block_type: Option<&str>) -> Output {
+    match block_type {
+        Some("text") => Output::BlockEnd,
+        Some(_) => Output::Busy, // tool_use, server_tool_use, thinking, redacted_thinking
+        None => Output::Other,
+    }
+}
+
+/// A Responses `response.output_item.added`, by its item's `type`.
+pub(super) fn item_added(item_type: Option<&str>) -> Output {
+    match item_type {
+        Some("message") | None => Output::Other,
+        Some(_) => Output::Busy, // reasoning, function_call, custom_tool_call, …
+    }
+}
+
+/// The event types whose class needs none of their fields.
+pub(super) fn by_kind_alone(kind: &str) -> Output {
+    match kind {
+        "content_block_stop" | "response.output_item.done" => Output::BlockEnd,
+        "message_stop" | "response.completed" | "response.incomplete" | "response.failed" => Output::End,
         k if k.starts_with("response.reasoning")
             || k.ends_with("arguments.delta")
             || k.ends_with("input.delta") =>
