@@ -8,10 +8,20 @@
 //! reasoning items), so a long silent think never trips the watchdog.
 //!
 //! Pure; total (a payload that is not JSON, such as Chat's `[DONE]`, is progress).
+//!
+//! Most events are text deltas, and most of them cannot name a heartbeat at all: a
+//! `type` of `ping` is the JSON string `"ping"` in the event's bytes, or carries a
+//! `\u` escape (the only escape that spells a letter). An event with neither a quoted
+//! heartbeat name nor a `\u` is progress whatever its parse would say, so it is not
+//! parsed ([`could_name_a_heartbeat`]); the verdict stays the parse's
+//! ([`is_progress_by_parse`]), which a test checks on every recorded event.
 
 pub mod judge;
 pub mod throughput;
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde::Deserialize;
 
 /// Event names and JSON `type`s that are only keep-alives.
@@ -33,14 +43,48 @@ pub fn is_progress(event: &str, data: &str) -> bool {
     if data.is_empty() {
         return false;
     }
-    if !data.starts_with('{') {
+    if !data.starts_with('{') || !could_name_a_heartbeat(data.as_bytes()) {
         return true;
     }
+    probe_says_progress(data)
+}
+
+/// [`is_progress`] without the shortcut: every JSON object is parsed. The reference
+/// the shortcut is tested against.
+pub fn is_progress_by_parse(event: &str, data: &str) -> bool {
+    if HEARTBEATS.contains(&event) {
+        return false;
+    }
+    let data = data.trim();
+    if data.is_empty() {
+        return false;
+    }
+    !data.starts_with('{') || probe_says_progress(data)
+}
+
+/// The verdict of the event's JSON `type`.
+fn probe_says_progress(data: &str) -> bool {
     match serde_json::from_str::<TypeProbe<'_>>(data) {
         Ok(TypeProbe { kind: Some(kind) }) => !HEARTBEATS.contains(&kind.as_ref()),
         _ => true,
     }
 }
+
+/// What a JSON string equal to one of [`HEARTBEATS`] must contain: the name in
+/// quotes (`"keep` covers the three spellings of keep-alive), or a `\u` escape.
+static HEARTBEAT_SPELLINGS: LazyLock<[Finder<'static>; 4]> = LazyLock::new(|| {
+    [Finder::new(br#""ping""#), Finder::new(br#""heartbeat""#), Finder::new(br#""keep"#), Finder::new(br"\u")]
+});
+
+/// Whether `data` could hold a JSON string that decodes to a heartbeat name. False
+/// means its `type`, whatever it is, is not one.
+pub fn could_name_a_heartbeat(data: &[u8]) -> bool {
+    HEARTBEAT_SPELLINGS.iter().any(|f| f.find(data).is_some())
+}
+
+#[cfg(test)]
+#[path = "../benches/common/recorded.rs"]
+mod recorded;
 
 #[cfg(test)]
 mod tests {
@@ -71,5 +115,85 @@ mod tests {
         assert!(is_progress("message", "{not json"));
         assert!(is_progress("message_start", r#"{"type":"message_start","message":{}}"#));
         assert!(is_progress("message", r#"{"type":"pingpong"}"#));
+    }
+
+    /// Payloads on both sides of the shortcut: heartbeats spelled with escapes,
+    /// spacing and duplicate keys, heartbeat names inside text, broken JSON.
+    const EDGES: &[&str] = &[
+        r#"{"type":"ping"}"#,
+        r#"{"type":"p\u0069ng"}"#,
+        r#"{"type":"\u0070ing"}"#,
+        r#"{"t\u0079pe":"ping"}"#,
+        r#"{"type" :   "heartbeat" }"#,
+        r#"{"type":"keep-alive"}"#,
+        r#"{"type":"keep_alive","x":1}"#,
+        r#"{"type":"keepalive"}"#,
+        r#"{"type":"keeper"}"#,
+        r#"{"type":"ping","type":"ping"}"#,
+        r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"say \"ping\""}}"#,
+        r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"ping"}}"#,
+        r#"{"delta":{"type":"ping"}}"#,
+        r#"{"choices":[{"delta":{"content":"keep going"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"caf\u00e9"}}]}"#,
+        r#"{"type":"ping""#,
+        r#"{"type":ping}"#,
+        r#"{"type":null}"#,
+        r#"{"type":["ping"]}"#,
+        r#"{}"#,
+        "{",
+    ];
+
+    #[test]
+    fn the_shortcut_answers_as_the_parse_does() {
+        for data in EDGES {
+            for event in ["message", "content_block_delta"] {
+                assert_eq!(is_progress(event, data), is_progress_by_parse(event, data), "{event} {data}");
+            }
+        }
+        // Without the shortcut's guard these would be misjudged: the guard must see them.
+        for data in [r#"{"type":"ping"}"#, r#"{"type":"p\u0069ng"}"#, r#"{"type":"keep_alive"}"#] {
+            assert!(could_name_a_heartbeat(data.as_bytes()), "{data}");
+            assert!(!is_progress("message", data), "{data}");
+        }
+        assert!(!could_name_a_heartbeat(br#"{"type":"content_block_delta","delta":{"text":"hi"}}"#));
+    }
+
+    #[test]
+    fn recorded_streams_are_judged_as_the_parse_judges_them() {
+        let events = recorded::recorded_events();
+        assert!(events.len() > 300, "only {} recorded events", events.len());
+        let mut parsed = 0;
+        for (event, data) in &events {
+            assert_eq!(is_progress(event, data), is_progress_by_parse(event, data), "{event} {data}");
+            parsed += usize::from(could_name_a_heartbeat(data.as_bytes()));
+        }
+        // The recordings' pings are among the few events still parsed.
+        assert!(parsed > 0 && parsed * 10 < events.len(), "{parsed} of {} events parsed", events.len());
+    }
+
+    #[test]
+    fn every_heartbeat_name_is_one_the_shortcut_looks_for() {
+        // A name added to HEARTBEATS needs its spelling in HEARTBEAT_SPELLINGS, or the
+        // shortcut would call its events progress without parsing them.
+        for name in HEARTBEATS {
+            let data = format!(r#"{{"type":"{name}"}}"#);
+            assert!(could_name_a_heartbeat(data.as_bytes()), "{name}");
+            assert!(!is_progress("message", &data), "{name}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text built from JSON-ish pieces and heartbeat names: the shortcut and
+        /// the parse agree.
+        #[test]
+        fn the_shortcut_agrees_with_the_parse_on_generated_events(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "\"", ":", ",", " ", "type", "ping", "heartbeat", "keep", "alive", "-", "_",
+                "\\u0070", "\\u0069", "\\", "p", "ing", "ng", "delta", "text", "1", "null", "[", "]",
+            ]), 0..24)
+        ) {
+            let data = format!("{{{}", pieces.concat());
+            proptest::prop_assert_eq!(is_progress("message", &data), is_progress_by_parse("message", &data));
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Every event of the recorded upstream streams (`tests/fixtures/upstream-recordings`),
-//! shared by the stream-event bench and `stream_watch::judge`'s tests.
+//! shared by the stream-event bench and `stream_watch`'s tests (the shortcut's and judge's).
 
 use std::path::Path;
 

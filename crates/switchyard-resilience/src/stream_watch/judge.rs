@@ -179,18 +179,14 @@ fn chat_chunk(v: &Fields<'_>) -> Option<Output> {
 }
 
 #[cfg(test)]
-#[path = "../../benches/common/recorded.rs"]
-mod recorded;
-
-#[cfg(test)]
 mod tests {
-    use super::recorded::recorded_events;
+    use super::super::recorded::recorded_events;
     use super::*;
 
     /// Both readers' answers.
     fn full(event: &str, data: &str) -> Judged {
         Judged {
-            progress: super::super::is_progress(event, data),
+            progress: super::super::is_progress_by_parse(event, data),
             throughput: throughput::classify(event, data),
         }
     }
