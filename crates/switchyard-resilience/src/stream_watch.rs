@@ -36,22 +36,17 @@ struct TypeProbe<'a> {
 /// Whether one SSE event (its `event:` name, `"message"` when it had none, and its
 /// joined `data:`) is model progress.
 pub fn is_progress(event: &str, data: &str) -> bool {
-    if HEARTBEATS.contains(&event) {
-        return false;
-    }
-    let data = data.trim();
-    if data.is_empty() {
-        return false;
-    }
-    if !data.starts_with('{') || !could_name_a_heartbeat(data.as_bytes()) {
-        return true;
-    }
-    probe_says_progress(data)
+    verdict(event, data, true)
 }
 
 /// [`is_progress`] without the shortcut: every JSON object is parsed. The reference
 /// the shortcut is tested against.
 pub fn is_progress_by_parse(event: &str, data: &str) -> bool {
+    verdict(event, data, false)
+}
+
+/// The verdict; with `shortcut`, an object that cannot name a heartbeat is not parsed.
+fn verdict(event: &str, data: &str, shortcut: bool) -> bool {
     if HEARTBEATS.contains(&event) {
         return false;
     }
@@ -59,7 +54,10 @@ pub fn is_progress_by_parse(event: &str, data: &str) -> bool {
     if data.is_empty() {
         return false;
     }
-    !data.starts_with('{') || probe_says_progress(data)
+    if !data.starts_with('{') || (shortcut && !could_name_a_heartbeat(data.as_bytes())) {
+        return true;
+    }
+    probe_says_progress(data)
 }
 
 /// The verdict of the event's JSON `type`.
