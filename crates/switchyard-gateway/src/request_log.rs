@@ -155,6 +155,15 @@ pub fn spawn_writer(
     let shared = sink.shared.clone();
     shared.writing.store(true, Ordering::Release);
     tokio::spawn(async move {
+        // Its own connection (see Store::for_log_writer); the shared pool if that
+        // cannot be opened, so the log is still written.
+        let (store, own) = match store.for_log_writer().await {
+            Ok(own) => (own, true),
+            Err(e) => {
+                tracing::warn!(event = "request_log.own_connection_failed", error = %e);
+                (store, false)
+            }
+        };
         let mut writer = Writer { store, retention_rows, since_prune: 0 };
         loop {
             // Idle until a batch opens or a reader asks.
@@ -198,6 +207,9 @@ pub fn spawn_writer(
         writer.write(batch).await;
         drop(waiters);
         writer.prune(UnixMillis(0)).await;
+        if own {
+            writer.store.close().await;
+        }
     })
 }
 

@@ -183,7 +183,8 @@ impl Store {
         let path = data_dir.join(DATABASE_FILE);
         create_private_file(&path)?;
         let location = Location::File(format!("sqlite://{}", path.display()));
-        let pool = connect(&location, 4, false).await?;
+        // Three, and the log writer's own (Store::for_log_writer): four in all.
+        let pool = connect(&location, 3, PoolUse::Shared).await?;
         SQLITE_MIGRATIONS.run(&pool).await?;
         let store = Store { pool, backend: Backend::Sqlite, location: Arc::new(location), batch: false };
         store.vacuum_once().await?;
@@ -198,7 +199,7 @@ impl Store {
             return Err(StoreError::UnsupportedUrl);
         }
         let location = Location::Server(url.to_owned());
-        let pool = connect(&location, 8, false).await?;
+        let pool = connect(&location, 8, PoolUse::Shared).await?;
         POSTGRES_MIGRATIONS.run(&pool).await?;
         Ok(Store { pool, backend: Backend::Postgres, location: Arc::new(location), batch: false })
     }
@@ -326,13 +327,25 @@ impl Store {
     /// elsewhere, or survives a crash, before [`Store::commit_batch`]. While it is
     /// open other SQLite writers wait (the busy timeout), so keep it short.
     pub async fn begin_batch(&self) -> StoreResult<Store> {
-        let pool = connect(&self.location, 1, true).await?;
+        let pool = connect(&self.location, 1, PoolUse::Batch).await?;
         let begin = match self.backend {
             Backend::Sqlite => "BEGIN IMMEDIATE",
             Backend::Postgres => "BEGIN",
         };
         sqlx::query(begin).execute(&pool).await?;
         Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: true })
+    }
+
+    /// A store on a connection of its own, kept open, for the request log's writer.
+    /// sqlx prepares each statement text once per connection and keeps it; on the
+    /// shared pool, which hands its connections out in turn, each of them prepared
+    /// each of the writer's multi-row texts (a few hundred thousand instructions for
+    /// one of 64 rows) before the writer's statements were all cached anywhere, and
+    /// at a batch a second that took minutes. On one connection each text is prepared
+    /// once, and the writer always works with the same worker thread.
+    pub async fn for_log_writer(&self) -> StoreResult<Store> {
+        let pool = connect(&self.location, 1, PoolUse::LogWriter).await?;
+        Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: false })
     }
 
     /// Commits a batch store's transaction and closes it.
@@ -362,12 +375,25 @@ impl Store {
     }
 }
 
-/// A pool of `size` connections to `location`; `pinned` keeps its one connection
-/// open for the pool's whole life (a batch's transaction lives on it).
-async fn connect(location: &Location, size: u32, pinned: bool) -> StoreResult<AnyPool> {
+/// What a pool is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PoolUse {
+    /// Everything's reads and writes.
+    Shared,
+    /// One batch transaction ([`Store::begin_batch`]): its one connection stays open
+    /// for the pool's whole life, and losing it fails every later statement.
+    Batch,
+    /// The request log's writer ([`Store::for_log_writer`]): its one connection stays
+    /// open (with the statements prepared on it); a lost one is replaced.
+    LogWriter,
+}
+
+/// A pool of `size` connections to `location`, for `purpose`.
+async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResult<AnyPool> {
     install_default_drivers();
+    let pinned = purpose == PoolUse::Batch;
     let mut options = AnyPoolOptions::new().max_connections(size);
-    if pinned {
+    if purpose != PoolUse::Shared {
         options = options.min_connections(1).idle_timeout(None).max_lifetime(None);
     }
     let pool = match location {

@@ -425,6 +425,25 @@ mod tests {
         assert_eq!(counts.attempts_last_hour, (rows as u32, rows as u32 / 2));
     }
 
+    /// The log writer's store is one connection of its own, kept open with the
+    /// statements prepared on it; what it writes, the shared pool reads.
+    #[tokio::test]
+    async fn the_log_writer_has_a_connection_of_its_own() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let writer = store.for_log_writer().await.unwrap_or_else(|e| panic!("{e}"));
+        let options = writer.pool.options();
+        assert_eq!((options.get_min_connections(), options.get_max_connections()), (1, 1));
+        assert_eq!((options.get_idle_timeout(), options.get_max_lifetime()), (None, None));
+        assert_eq!(store.pool.options().get_max_connections(), 3, "four connections in all");
+        for from in [0, 10, 100] {
+            writer.write_log(&batch(from, from + 10 + from)).await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        let attempts = store.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(attempts.len(), 10 + 20 + 110);
+        writer.close().await;
+    }
+
     /// The small batch's transaction is part of its one execute: when a statement
     /// in it fails, nothing of the batch stays and the store goes on writing.
     #[tokio::test]
