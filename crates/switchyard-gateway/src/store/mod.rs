@@ -338,11 +338,12 @@ impl Store {
 
     /// A store on a connection of its own, kept open, for the request log's writer.
     /// sqlx prepares each statement text once per connection and keeps it; on the
-    /// shared pool, which hands its connections out in turn, each of them prepared
-    /// each of the writer's multi-row texts (a few hundred thousand instructions for
-    /// one of 64 rows) before the writer's statements were all cached anywhere, and
-    /// at a batch a second that took minutes. On one connection each text is prepared
-    /// once, and the writer always works with the same worker thread.
+    /// shared pool, which hands its connections out in turn, each of them had to
+    /// prepare each of the writer's multi-row texts (a few hundred thousand
+    /// instructions for one of 64 rows), and at a batch a second a connection met a
+    /// text it had not prepared yet for a long while (a quarter of SQLite's
+    /// instructions at 100 req/s, docs/benchmarks.md). On one connection each text
+    /// is prepared once, and the writer always works with the same worker thread.
     pub async fn for_log_writer(&self) -> StoreResult<Store> {
         let pool = connect(&self.location, 1, PoolUse::LogWriter).await?;
         Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: false })
