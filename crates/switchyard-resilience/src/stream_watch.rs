@@ -13,8 +13,8 @@
 //! `type` of `ping` is the JSON string `"ping"` in the event's bytes, or carries a
 //! `\u` escape (the only escape that spells a letter). An event with neither a quoted
 //! heartbeat name nor a `\u` is progress whatever its parse would say, so it is not
-//! parsed ([`could_name_a_heartbeat`]); the verdict stays the parse's
-//! ([`is_progress_by_parse`]), which a test checks on every recorded event.
+//! parsed (`could_name_a_heartbeat`); the verdict stays the parse's, which the
+//! tests check against a parse of every event on all the recorded ones.
 
 pub mod judge;
 pub mod throughput;
@@ -40,8 +40,9 @@ pub fn is_progress(event: &str, data: &str) -> bool {
 }
 
 /// [`is_progress`] without the shortcut: every JSON object is parsed. The reference
-/// the shortcut is tested against.
-pub fn is_progress_by_parse(event: &str, data: &str) -> bool {
+/// the shortcut (and `judge`) is tested against.
+#[cfg(test)]
+pub(crate) fn is_progress_by_parse(event: &str, data: &str) -> bool {
     verdict(event, data, false)
 }
 
@@ -76,7 +77,7 @@ static HEARTBEAT_SPELLINGS: LazyLock<[Finder<'static>; 4]> = LazyLock::new(|| {
 
 /// Whether `data` could hold a JSON string that decodes to a heartbeat name. False
 /// means its `type`, whatever it is, is not one.
-pub fn could_name_a_heartbeat(data: &[u8]) -> bool {
+fn could_name_a_heartbeat(data: &[u8]) -> bool {
     HEARTBEAT_SPELLINGS.iter().any(|f| f.find(data).is_some())
 }
 
