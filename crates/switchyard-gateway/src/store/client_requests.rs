@@ -116,10 +116,10 @@ impl Store {
     pub(super) async fn insert_requests(
         tx: &mut Transaction<'static, Any>,
         rows: &[RequestLogRow],
-        anonymous: bool,
+        sqlite: bool,
     ) -> StoreResult<()> {
         for chunk in chunks(rows) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), anonymous)));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), sqlite)));
             for r in chunk {
                 query = bind_request(query, r);
             }

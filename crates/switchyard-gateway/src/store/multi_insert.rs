@@ -10,6 +10,18 @@
 //! the statement's names, so binding a 960-parameter `$N` statement is quadratic
 //! (15 % of the gateway's CPU at saturation in the profile). Anonymous parameters
 //! have no name to look up.
+//!
+//! SQLite's statements are `INSERT OR FAIL`: a multi-row statement that may abort
+//! halfway (the default conflict algorithm, `ABORT`, for a `NOT NULL` column) must
+//! be able to undo its own rows without undoing the transaction, so inside one
+//! SQLite keeps a statement journal: the pages it changes, copied before it changes
+//! them. On a database with `auto_vacuum` (ours: it lets retention shrink the
+//! file) every insert also changes pointer-map pages, and the journal outgrew its
+//! 64 KB in memory into a temporary file under `/var/tmp`: at saturation a page
+//! write there for every page written to the database (strace: 1.04 `pwrite`s per
+//! request). `FAIL` stops the statement without undoing its earlier rows, so it
+//! needs no journal; the log writer rolls the whole transaction back on any error
+//! anyway, so a batch still lands whole or not at all.
 
 use std::sync::OnceLock;
 
@@ -39,20 +51,21 @@ pub struct MultiInsert {
     columns: usize,
     tail: &'static str,
     numbered: OnceLock<Vec<String>>,
-    anonymous: OnceLock<Vec<String>>,
+    sqlite: OnceLock<Vec<String>>,
     padded: OnceLock<String>,
 }
 
 impl MultiInsert {
     /// `head` is `INSERT INTO t (a, b, …) VALUES `, `columns` its column count and
-    /// `tail` what follows the values (a conflict clause, or nothing).
+    /// `tail` what follows the values (a conflict clause, or nothing). SQLite's
+    /// texts become `INSERT OR FAIL INTO …` (see the module's notes).
     pub const fn new(head: &'static str, columns: usize, tail: &'static str) -> MultiInsert {
         MultiInsert {
             head,
             columns,
             tail,
             numbered: OnceLock::new(),
-            anonymous: OnceLock::new(),
+            sqlite: OnceLock::new(),
             padded: OnceLock::new(),
         }
     }
@@ -69,7 +82,8 @@ impl MultiInsert {
     /// `Store::write_small_batch`): sqlx prepares and caches each text it meets.
     pub fn padded(&self) -> &str {
         self.padded.get_or_init(|| {
-            let insert = self.head.trim_end().strip_suffix("VALUES").unwrap_or(self.head).trim_end();
+            let head = self.sqlite_head();
+            let insert = head.trim_end().strip_suffix("VALUES").unwrap_or(&head).trim_end();
             // `WHERE`: SQLite's grammar needs one between a `SELECT` and an
             // `ON CONFLICT` clause anyway.
             format!(
@@ -80,17 +94,26 @@ impl MultiInsert {
         })
     }
 
-    /// The statement for `rows` rows (one of [`CHUNKS`]), with `$N` placeholders
-    /// or, `anonymous`, with `?` ones (SQLite).
-    pub fn text(&self, rows: usize, anonymous: bool) -> &str {
-        let texts = if anonymous { &self.anonymous } else { &self.numbered };
-        let texts = texts.get_or_init(|| CHUNKS.iter().map(|&n| self.build(n, anonymous)).collect());
+    /// The statement for `rows` rows (one of [`CHUNKS`]): Postgres's, with `$N`
+    /// placeholders, or, `sqlite`, SQLite's (`?` placeholders, `OR FAIL`).
+    pub fn text(&self, rows: usize, sqlite: bool) -> &str {
+        let texts = if sqlite { &self.sqlite } else { &self.numbered };
+        let texts = texts.get_or_init(|| CHUNKS.iter().map(|&n| self.build(n, sqlite)).collect());
         let index = CHUNKS.iter().position(|&n| n == rows).unwrap_or(CHUNKS.len() - 1);
         &texts[index]
     }
 
-    fn build(&self, rows: usize, anonymous: bool) -> String {
-        format!("{}{}{}", self.head, self.values(rows, anonymous), self.tail)
+    fn build(&self, rows: usize, sqlite: bool) -> String {
+        let head = if sqlite { self.sqlite_head() } else { self.head.to_owned() };
+        format!("{head}{}{}", self.values(rows, sqlite), self.tail)
+    }
+
+    /// The head with SQLite's `OR FAIL` after the `INSERT`.
+    fn sqlite_head(&self) -> String {
+        match self.head.strip_prefix("INSERT ") {
+            Some(rest) => format!("INSERT OR FAIL {rest}"),
+            None => self.head.to_owned(),
+        }
     }
 
     /// `(?,…), (?,…)`: `rows` rows of placeholders, `$N` numbered row by row or,
@@ -141,14 +164,20 @@ mod tests {
             "INSERT INTO t (a, b) VALUES ($1,$2), ($3,$4) ON CONFLICT DO NOTHING"
         );
         assert!(insert.text(64, false).ends_with("($127,$128) ON CONFLICT DO NOTHING"));
-        assert_eq!(insert.text(2, true), "INSERT INTO t (a, b) VALUES (?,?), (?,?) ON CONFLICT DO NOTHING");
+        assert_eq!(
+            insert.text(2, true),
+            "INSERT OR FAIL INTO t (a, b) VALUES (?,?), (?,?) ON CONFLICT DO NOTHING"
+        );
     }
 
     #[test]
     fn the_padded_statement_drops_rows_without_a_first_column() {
         let insert = MultiInsert::new("INSERT INTO t (a, b) VALUES ", 2, " ON CONFLICT DO NOTHING");
         let text = insert.padded();
-        assert!(text.starts_with("INSERT INTO t (a, b) SELECT * FROM (VALUES (?,?), (?,?), "), "{text}");
+        assert!(
+            text.starts_with("INSERT OR FAIL INTO t (a, b) SELECT * FROM (VALUES (?,?), (?,?), "),
+            "{text}"
+        );
         assert!(text.ends_with("(?,?)) WHERE column1 IS NOT NULL ON CONFLICT DO NOTHING"), "{text}");
         assert_eq!(text.matches("(?,?)").count(), PADDED_ROWS);
     }

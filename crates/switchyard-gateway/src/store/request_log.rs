@@ -200,15 +200,15 @@ impl Store {
         Ok(())
     }
 
-    /// Appends attempts in multi-row statements (`anonymous`: `?` placeholders,
-    /// for SQLite).
+    /// Appends attempts in multi-row statements (`sqlite`: SQLite's texts, see
+    /// `multi_insert`).
     async fn insert_attempts(
         tx: &mut Transaction<'static, Any>,
         attempts: &[AttemptLogRow],
-        anonymous: bool,
+        sqlite: bool,
     ) -> StoreResult<()> {
         for rows in chunks(attempts) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len(), anonymous)));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(rows.len(), sqlite)));
             for r in rows {
                 query = bind_attempt(query, r);
             }
@@ -465,5 +465,44 @@ mod tests {
         }
         let attempts = store.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(attempts.len(), 30);
+    }
+
+    /// SQLite's log inserts are `OR FAIL` (no statement journal, see
+    /// `multi_insert`): a row failing stops its statement and keeps the rows
+    /// before it. A batch failing in the middle of a statement, on the small path
+    /// and on the large, still leaves nothing behind: the writer undoes the
+    /// transaction.
+    #[tokio::test]
+    async fn a_batch_failing_inside_a_statement_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+
+        // The statement itself: the second row's NULL `at` fails, the first stays.
+        let mut tx = store.pool.begin().await.unwrap_or_else(|e| panic!("{e}"));
+        let two = batch(0, 2);
+        let query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(2, true)));
+        let mut query = bind_attempt(query, &two.attempts[0]).bind(None::<i64>);
+        for _ in 1..ATTEMPT_INSERT.columns() {
+            query = query.bind("x");
+        }
+        let failed = query.execute(&mut *tx).await;
+        assert!(failed.is_err_and(|e| e.to_string().contains("NOT NULL")));
+        let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM request_log")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(kept, 1, "FAIL keeps the statement's earlier rows");
+        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
+
+        store.write_log(&batch(0, 10)).await.unwrap_or_else(|e| panic!("{e}"));
+        let before = everything(&store).await;
+        let refuse = "CREATE TRIGGER refuse BEFORE INSERT ON request_log WHEN NEW.request_id = 'req-0013' \
+                      BEGIN SELECT RAISE(FAIL, 'refused by the test'); END";
+        sqlx::query(refuse).execute(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
+        for to in [20, 10 + 2 * SMALL_BATCH] {
+            let failed = store.write_log(&batch(10, to)).await;
+            assert!(failed.is_err_and(|e| e.to_string().contains("refused by the test")), "{to}");
+            assert_eq!(everything(&store).await, before, "rows 10..{to} were undone");
+        }
     }
 }
