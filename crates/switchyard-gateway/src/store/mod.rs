@@ -389,6 +389,14 @@ enum PoolUse {
     LogWriter,
 }
 
+/// `secure_delete` on the request log writer's connection, which deletes only log
+/// rows (retention), and those never hold a secret: `FAST` still zeroes what a
+/// deletion leaves inside a page that is written anyway, but a page freed whole is
+/// no longer read, zeroed and written back (with `ON`, retention at saturation
+/// read and wrote every page it freed: as many page writes as the inserts made).
+/// Every other connection keeps `ON`, for the secrets it deletes.
+const LOG_WRITER_SECURE_DELETE: &str = "PRAGMA secure_delete = FAST";
+
 /// A pool of `size` connections to `location`, for `purpose`.
 async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResult<AnyPool> {
     install_default_drivers();
@@ -404,7 +412,7 @@ async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResul
             // connection's thread) buys nothing.
             options
                 .test_before_acquire(false)
-                .after_connect(|conn, _meta| {
+                .after_connect(move |conn, _meta| {
                     Box::pin(async move {
                         conn.execute(
                         "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
@@ -412,6 +420,9 @@ async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResul
                              PRAGMA journal_size_limit = 16777216;",
                     )
                     .await?;
+                        if purpose == PoolUse::LogWriter {
+                            conn.execute(LOG_WRITER_SECURE_DELETE).await?;
+                        }
                         Ok(())
                     })
                 })
