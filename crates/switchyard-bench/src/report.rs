@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::ab::{self, Call, Comparison, Estimate};
 use crate::machine::Interference;
 use crate::open_loop::OpenLoopResult;
-use crate::run::{AbCpu, RateRun, Results, Ways};
+use crate::run::{AbCpu, RateRun, Results, SaturationAb, Ways};
 use crate::stats::{Summary, added_ms, ms};
 use crate::targets::{self, Verdict};
 
@@ -402,6 +402,9 @@ fn ab_section(out: &mut String, r: &Results) {
             );
         }
     }
+    if let Some(sat) = &r.saturation_ab {
+        saturation_ab_table(out, sat);
+    }
     let _ = writeln!(
         out,
         "\nA regression is positive when the candidate is slower. Intervals are order-statistic \
@@ -409,6 +412,33 @@ fn ab_section(out: &mut String, r: &Results) {
          of the noise); the regression's interval is the difference's, divided by the baseline's \
          median added latency.\n"
     );
+}
+
+/// Both gateways at saturation: throughput and CPU per request from alternating
+/// closed-loop slices.
+fn saturation_ab_table(out: &mut String, sat: &SaturationAb) {
+    let _ = writeln!(
+        out,
+        "\nAt saturation: {} closed-loop workers, {} alternating 1 s slices of each gateway (the order \
+         balanced as in the latency runs); CPU is the gateway's scheduler runtime over its own slices, per \
+         request sent in them:\n\n\
+         | Figure | candidate | baseline | candidate ÷ baseline |\n|---|---|---|---|",
+        sat.workers, sat.rounds
+    );
+    let ratio = |c: f64, b: f64| {
+        let r = c / b.max(f64::MIN_POSITIVE);
+        format!("{r:.3} ({})", pct(r - 1.0))
+    };
+    let (c, b) = (sat.candidate.rps(), sat.baseline.rps());
+    let _ = writeln!(out, "| requests/s | {c:.0} | {b:.0} | {} |", ratio(c, b));
+    if let (Some(c), Some(b)) = (sat.candidate.cpu_us(), sat.baseline.cpu_us()) {
+        let _ = writeln!(out, "| CPU µs/request | {c:.1} | {b:.1} | {} |", ratio(c, b));
+    }
+    let errors = sat.candidate.errors + sat.baseline.errors;
+    if errors > 0 {
+        let _ =
+            writeln!(out, "\nErrors: candidate {}, baseline {}.", sat.candidate.errors, sat.baseline.errors);
+    }
 }
 
 fn ttfb_table(out: &mut String, run: &RateRun) {

@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::process::Command;
 
 use crate::client::{self, RequestSpec, Until};
-use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult};
+use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult, Saturated};
 use crate::flow::{self, FlowPhase};
 use crate::gateway::{self, GatewayProcess};
 use crate::machine::{CpuProbe, Interference, Machine, Runtime};
@@ -248,6 +248,21 @@ pub struct Results {
     pub flow: FlowPhase,
     /// One connection against many for the same model.
     pub scaling: ScalingPhase,
+    /// The candidate against the baseline at saturation (A/B runs only).
+    pub saturation_ab: Option<SaturationAb>,
+}
+
+/// Both gateways at saturation, in alternating closed-loop slices.
+#[derive(Debug, Clone)]
+pub struct SaturationAb {
+    /// Closed-loop workers.
+    pub workers: usize,
+    /// Slices of each.
+    pub rounds: u32,
+    /// The gateway under test.
+    pub candidate: Saturated,
+    /// The older build.
+    pub baseline: Saturated,
 }
 
 /// A JSON body padded to [`BODY_BYTES`] with filler in the user message.
@@ -438,6 +453,16 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         gateway_requests += runs.gateway.sent;
         latency.push(RateRun { rate, runs, baseline, ab_cpu, cpu, interference: probe.since(cpu_probe) });
     }
+    // Right after the latency runs, which both gateways served alike, so their
+    // request logs (and retention's work) are alike when it starts.
+    let saturation_ab = match (&base_gw, &base_chat) {
+        (Some(base_gw), Some(base_spec)) => {
+            let ab = saturation_ab(&settings, (&chat.gateway, &gw), (base_spec, base_gw)).await?;
+            gateway_requests += ab.candidate.sent + ab.candidate.warmup_sent;
+            Some(ab)
+        }
+        _ => None,
+    };
 
     let ttfb_cfg = settings.open_loop(settings.stream_rate, Until::FirstByte);
     let cpu = probe.start();
@@ -535,7 +560,33 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         log,
         flow,
         scaling,
+        saturation_ab,
     })
+}
+
+/// The candidate and the baseline at saturation (closed loop), in alternating
+/// 1-second slices so that what drifts over a run falls on both alike: the
+/// throughput phase runs each way alone, one after the other, and between runs of
+/// one build this VM moved the gateway's figures by ±15 %.
+async fn saturation_ab(
+    settings: &Settings,
+    (candidate, gw): (&Arc<RequestSpec>, &GatewayProcess),
+    (baseline, base_gw): (&Arc<RequestSpec>, &GatewayProcess),
+) -> anyhow::Result<SaturationAb> {
+    let rounds = u32::try_from(settings.duration.as_secs()).unwrap_or(1).max(1);
+    eprintln!(
+        "[bench] saturation A/B: {rounds} alternating 1 s closed-loop slices of candidate and baseline"
+    );
+    let targets = [(candidate.clone(), gw.pid()), (baseline.clone(), base_gw.pid())];
+    let totals = closed_loop::alternate(&targets, settings.concurrency, settings.warmup, rounds).await?;
+    let [candidate, baseline] = <[Saturated; 2]>::try_from(totals)
+        .map_err(|_| anyhow::anyhow!("closed loop returned too few totals"))?;
+    for (what, r) in [("candidate", &candidate), ("baseline", &baseline)] {
+        if let Some(e) = &r.first_error {
+            eprintln!("[bench]   saturation A/B {what}: {} error(s), first: {e}", r.errors);
+        }
+    }
+    Ok(SaturationAb { workers: settings.concurrency, rounds, candidate, baseline })
 }
 
 #[cfg(test)]
