@@ -196,3 +196,21 @@ pub async fn alternate(
     }
     Ok(totals)
 }
+
+/// [`alternate`] for two targets named `names` (for the log of their first errors),
+/// [`Settings::slices`](crate::run::Settings::slices) slices each.
+pub async fn alternate_two(
+    settings: &crate::run::Settings,
+    targets: [(Arc<RequestSpec>, u32); 2],
+    names: [&str; 2],
+) -> anyhow::Result<[Saturated; 2]> {
+    let totals = alternate(&targets, settings.concurrency, settings.warmup, settings.slices()).await?;
+    let pair = <[Saturated; 2]>::try_from(totals)
+        .map_err(|_| anyhow::anyhow!("closed loop returned too few totals"))?;
+    for (name, r) in names.iter().zip(&pair) {
+        if let Some(e) = &r.first_error {
+            eprintln!("[bench]   {name}: {} error(s), first: {e}", r.errors);
+        }
+    }
+    Ok(pair)
+}

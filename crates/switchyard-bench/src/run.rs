@@ -75,6 +75,11 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Alternating 1-second closed-loop slices of each target: one per measured second.
+    pub fn slices(&self) -> u32 {
+        u32::try_from(self.duration.as_secs()).unwrap_or(1).max(1)
+    }
+
     /// An open-loop run at `rate` with this run's windows, connections and timeout.
     pub fn open_loop(&self, rate: u32, until: Until) -> OpenLoop {
         OpenLoop {
@@ -573,19 +578,17 @@ async fn saturation_ab(
     (candidate, gw): (&Arc<RequestSpec>, &GatewayProcess),
     (baseline, base_gw): (&Arc<RequestSpec>, &GatewayProcess),
 ) -> anyhow::Result<SaturationAb> {
-    let rounds = u32::try_from(settings.duration.as_secs()).unwrap_or(1).max(1);
+    let rounds = settings.slices();
     eprintln!(
         "[bench] saturation A/B: {rounds} alternating 1 s closed-loop slices of candidate and baseline"
     );
     let targets = [(candidate.clone(), gw.pid()), (baseline.clone(), base_gw.pid())];
-    let totals = closed_loop::alternate(&targets, settings.concurrency, settings.warmup, rounds).await?;
-    let [candidate, baseline] = <[Saturated; 2]>::try_from(totals)
-        .map_err(|_| anyhow::anyhow!("closed loop returned too few totals"))?;
-    for (what, r) in [("candidate", &candidate), ("baseline", &baseline)] {
-        if let Some(e) = &r.first_error {
-            eprintln!("[bench]   saturation A/B {what}: {} error(s), first: {e}", r.errors);
-        }
-    }
+    let [candidate, baseline] = closed_loop::alternate_two(
+        settings,
+        targets,
+        ["saturation A/B candidate", "saturation A/B baseline"],
+    )
+    .await?;
     Ok(SaturationAb { workers: settings.concurrency, rounds, candidate, baseline })
 }
 

@@ -48,19 +48,13 @@ pub async fn run(settings: &Settings, gw: &GatewayProcess) -> anyhow::Result<Sca
     let (Some(one_run), Some(pool_run)) = (results.next(), results.next()) else {
         anyhow::bail!("open loop returned too few results");
     };
-    let slices = u32::try_from(settings.duration.as_secs()).unwrap_or(1).max(1);
+    let slices = settings.slices();
     eprintln!(
         "[bench] scaling: closed loop, {slices} alternating 1 s slices of 1 and {POOL_SIZE} connections"
     );
     let targets = [(one.clone(), gw.pid()), (pool.clone(), gw.pid())];
-    let totals = closed_loop::alternate(&targets, settings.concurrency, settings.warmup, slices).await?;
-    let [one_throughput, pool_throughput] = <[Saturated; 2]>::try_from(totals)
-        .map_err(|_| anyhow::anyhow!("closed loop returned too few totals"))?;
-    for (what, r) in [("one", &one_throughput), ("pool", &pool_throughput)] {
-        if let Some(e) = &r.first_error {
-            eprintln!("[bench]   scaling {what}: {} error(s), first: {e}", r.errors);
-        }
-    }
+    let [one_throughput, pool_throughput] =
+        closed_loop::alternate_two(settings, targets, ["scaling one", "scaling pool"]).await?;
     let cpu_us = one_throughput.cpu_us().zip(pool_throughput.cpu_us());
     Ok(ScalingPhase {
         rate,
