@@ -7,7 +7,7 @@
 //! it; only a credentials change ([`CooldownObservation::Reset`]) does.
 //!
 //! Thundering-herd guard: a failure (or success) of an attempt dispatched before the
-//! latest cooldown started is stale — it records the error but never raises the
+//! latest cooldown started (or in its first millisecond) is stale — it records the error but never raises the
 //! backoff level, extends the cooldown, counts toward a streak, or clears anything.
 //! `backoffLevel` survives the cooldown's expiry and resets only on a success.
 //!

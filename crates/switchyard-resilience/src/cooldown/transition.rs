@@ -99,8 +99,13 @@ pub fn transition(
 ) -> (ConnectionHealth, Option<CooldownChange>) {
     let mut h = health.refreshed(now);
     let terminal = matches!(h.state, CooldownState::Terminal { .. });
-    let stale =
-        |dispatched_at: UnixMillis, h: &ConnectionHealth| h.last_cooled_at.is_some_and(|c| dispatched_at < c);
+    // Dispatched in the very millisecond the cooldown began counts as before it: a
+    // replica cannot dispatch to a connection it already knows is cooling, so an
+    // attempt sent in that millisecond did not know of the cooldown (another
+    // replica's, or this one's from a verdict racing it) and is the same herd.
+    let stale = |dispatched_at: UnixMillis, h: &ConnectionHealth| {
+        h.last_cooled_at.is_some_and(|c| dispatched_at <= c)
+    };
     match obs {
         CooldownObservation::Failure(_)
         | CooldownObservation::Success { .. }

@@ -299,3 +299,21 @@ proptest! {
         }
     }
 }
+
+/// Team mode's race: replica B's cooldown record (begun at T0) is adopted here
+/// before this replica's own failure, dispatched in that same millisecond, is
+/// judged. The two are one herd: the level stays 1, whichever arrives first.
+#[test]
+fn a_failure_dispatched_in_the_millisecond_a_cooldown_began_is_the_same_herd() {
+    let p = api();
+    let (peer, _) = fail_at(&ConnectionHealth::default(), T0, &p);
+    assert_eq!(peer.backoff_level, 1);
+    let (h, change) = transition(&peer, &failure(CooldownEffect::Backoff, T0, None), T0, &p);
+    assert_eq!(change, Some(CooldownChange::Deduplicated));
+    assert_eq!((h.backoff_level, until(&h)), (1, until(&peer)));
+    // A millisecond later it is a new failure (the connection was not cooling
+    // when it was sent, as far as anyone could know).
+    let later = T0.plus_millis(1);
+    let (h, _) = transition(&peer, &failure(CooldownEffect::Backoff, later, None), later, &p);
+    assert_eq!(h.backoff_level, 2);
+}
