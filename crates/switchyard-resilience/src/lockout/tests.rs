@@ -151,6 +151,20 @@ fn concurrent_failures_escalate_once() {
     assert_eq!(t.entries[0].1.failure_count, 1);
 }
 
+/// A failure dispatched in the millisecond a lock began (another replica's, its
+/// table adopted first) is the same herd; a millisecond later it escalates.
+#[test]
+fn a_failure_dispatched_in_the_millisecond_a_lock_began_is_the_same_herd() {
+    let p = policy();
+    let mut t = LockoutTable::default();
+    t.record_failure(&fail(LockScope::Exact, "m", T0), T0, &p);
+    t.record_failure(&fail(LockScope::Exact, "m", T0), T0, &p);
+    assert_eq!(t.entries[0].1.failure_count, 1);
+    let later = T0.plus_millis(1);
+    t.record_failure(&fail(LockScope::Exact, "m", later), later, &p);
+    assert_eq!(t.entries[0].1.failure_count, 2);
+}
+
 #[test]
 fn upstream_resets_win_when_longer_than_the_base() {
     let p = policy();
