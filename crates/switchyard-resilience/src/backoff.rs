@@ -1,6 +1,19 @@
 //! Exponential backoff shared by the three layers: `base × 2^step`, the step capped,
 //! the result capped, all in saturating `u64` arithmetic so no input can overflow or
-//! panic. Monotone in `step` and never above `cap` (property-tested).
+//! panic. Monotone in `step` and never above `cap` (property-tested). Also the
+//! thundering-herd rule both escalating layers (cooldowns, lockouts) apply.
+
+use switchyard_types::UnixMillis;
+
+/// Whether an attempt dispatched at `dispatched_at` belongs to the herd that a
+/// cooldown or lock begun at `began` already answers, so its failure must not
+/// escalate it. The very millisecond the cooldown began counts as before it: a
+/// replica cannot dispatch to a connection it already knows is cooling, so an
+/// attempt sent in that millisecond did not know of it (another replica's, adopted
+/// from team mode, or this one's from a verdict racing it).
+pub fn same_herd(dispatched_at: UnixMillis, began: UnixMillis) -> bool {
+    dispatched_at <= began
+}
 
 /// `base × 2^min(step, max_step)`, never above `cap`.
 pub fn exponential(base_ms: u32, step: u32, max_step: u32, cap_ms: u64) -> u64 {

@@ -16,7 +16,7 @@ use switchyard_types::UnixMillis;
 use switchyard_types::resilience::{ErrorReason, LockScope};
 use switchyard_types::settings::ModelLockoutSettings;
 
-use crate::backoff::{as_i64, exponential};
+use crate::backoff::{as_i64, exponential, same_herd};
 use crate::classify::hints::{HintSource, RetryHint};
 
 /// Lockout parameters.
@@ -165,10 +165,10 @@ impl LockoutTable {
         let pos = self.entries.iter().position(|(k, _)| k.scope == f.scope && k.name == name);
         let key = LockKey { scope: f.scope, name: name.to_owned() };
         let previous = pos.and_then(|i| self.entries.get(i)).map(|(_, e)| e.clone());
-        if let Some(e) = previous.as_ref().filter(|e| e.until > now && f.dispatched_at <= e.locked_at) {
-            // Thundering herd: this attempt left before the running lock began (or
-            // in its first millisecond, before anyone could know of it; as for
-            // connection cooldowns).
+        if let Some(e) =
+            previous.as_ref().filter(|e| e.until > now && same_herd(f.dispatched_at, e.locked_at))
+        {
+            // Thundering herd: this attempt left before the running lock began.
             return LockoutChange::Locked { key, until: e.until, failure_count: e.failure_count };
         }
         let count = match &previous {

@@ -438,16 +438,9 @@ mod tests {
         assert_eq!(store.pool.options().get_max_connections(), 3, "four connections in all");
         // Log rows hold no secret: the writer's retention does not zero whole pages
         // it frees (FAST, 2); the shared pool, which deletes secrets, does (ON, 1).
-        let secure_delete = |pool: &sqlx::AnyPool| {
-            let pool = pool.clone();
-            async move {
-                let mode: i64 = sqlx::query_scalar("PRAGMA secure_delete")
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"));
-                mode
-            }
-        };
+        async fn secure_delete(pool: &sqlx::AnyPool) -> i64 {
+            sqlx::query_scalar("PRAGMA secure_delete").fetch_one(pool).await.unwrap_or_else(|e| panic!("{e}"))
+        }
         assert_eq!((secure_delete(&writer.pool).await, secure_delete(&store.pool).await), (2, 1));
         for from in [0, 10, 100] {
             writer.write_log(&batch(from, from + 10 + from)).await.unwrap_or_else(|e| panic!("{e}"));

@@ -7,8 +7,9 @@
 //! it; only a credentials change ([`CooldownObservation::Reset`]) does.
 //!
 //! Thundering-herd guard: a failure (or success) of an attempt dispatched before the
-//! latest cooldown started (or in its first millisecond) is stale — it records the error but never raises the
-//! backoff level, extends the cooldown, counts toward a streak, or clears anything.
+//! latest cooldown started, or in its first millisecond (`backoff::same_herd`), is
+//! stale — it records the error but never raises the backoff level, extends the
+//! cooldown, counts toward a streak, or clears anything.
 //! `backoffLevel` survives the cooldown's expiry and resets only on a success.
 //!
 //! Fail-open: an unknown connection is Active.

@@ -8,7 +8,7 @@ use super::{
     CONCURRENCY_COOLDOWN_MS, ConnectionHealth, CooldownPolicy, CooldownState, EXPIRED_RETRY_MAX, LastError,
     MAX_COMPUTED_COOLDOWN_MS, REJECTED_STREAK_BAN, TerminalKind,
 };
-use crate::backoff::{as_i64, exponential};
+use crate::backoff::{as_i64, exponential, same_herd};
 use crate::classify::hints::RetryHint;
 
 /// What a failure does to the connection (decided by the engine's plan).
@@ -99,12 +99,8 @@ pub fn transition(
 ) -> (ConnectionHealth, Option<CooldownChange>) {
     let mut h = health.refreshed(now);
     let terminal = matches!(h.state, CooldownState::Terminal { .. });
-    // Dispatched in the very millisecond the cooldown began counts as before it: a
-    // replica cannot dispatch to a connection it already knows is cooling, so an
-    // attempt sent in that millisecond did not know of the cooldown (another
-    // replica's, or this one's from a verdict racing it) and is the same herd.
     let stale = |dispatched_at: UnixMillis, h: &ConnectionHealth| {
-        h.last_cooled_at.is_some_and(|c| dispatched_at <= c)
+        h.last_cooled_at.is_some_and(|c| same_herd(dispatched_at, c))
     };
     match obs {
         CooldownObservation::Failure(_)
