@@ -409,7 +409,8 @@ async fn two_client_keys_on_a_capped_account_are_serialised_or_refused_without_q
     let ide = send(CLIENT_KEY);
     let script = send("sy-test-client-key-0002");
     until_flow(&gw, "c1", "one running, one queued", |f| f["inFlight"] == 1 && f["queued"] == 1).await;
-    assert_eq!(upstream.in_flight(), 1);
+    // The slot is taken before the request reaches the upstream: wait for it there.
+    assert!(upstream.wait_until(Duration::from_secs(5), |u| u.in_flight() == 1).await);
     hold.open();
     assert_eq!(status_and_body(ide).await.0, 200);
     assert_eq!(status_and_body(script).await.0, 200);
