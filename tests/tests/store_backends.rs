@@ -302,7 +302,8 @@ async fn suite(store: &Store) {
         [attempt("r1", 100, None), attempt("r1", 110, Some("rate_limited")), attempt("r2", 3_660_000, None)];
     let mut batch = LogBatch::default();
     attempts.into_iter().for_each(|a| batch.push_attempt(a));
-    store.write_log(&batch).await.unwrap_or_else(|e| panic!("{e}"));
+    let log = store.for_log_writer().await.unwrap_or_else(|e| panic!("{e}"));
+    log.write_log(batch).await.unwrap_or_else(|e| panic!("{e}"));
     let listed = store.list_attempts(10, None).await.unwrap_or_default();
     assert_eq!(listed.len(), 3);
     assert_eq!(
@@ -320,10 +321,10 @@ async fn suite(store: &Store) {
     ];
     let mut batch = LogBatch::default();
     requests.iter().cloned().for_each(|r| batch.push_request(r));
-    store.write_log(&batch).await.unwrap_or_else(|e| panic!("{e}"));
+    log.write_log(batch).await.unwrap_or_else(|e| panic!("{e}"));
     let mut again = LogBatch::default();
     again.push_request(requests[0].clone());
-    store.write_log(&again).await.unwrap_or_else(|e| panic!("a repeated request id is ignored: {e}"));
+    log.write_log(again).await.unwrap_or_else(|e| panic!("a repeated request id is ignored: {e}"));
     // (The repeated row is still counted: ids are random, it does not happen.)
     let all = store.list_requests(&RequestsQuery::default()).await.unwrap_or_default();
     assert_eq!(all.iter().map(|r| r.request_id.as_str()).collect::<Vec<_>>(), ["r3", "r2", "r1"]);
@@ -360,13 +361,13 @@ async fn suite(store: &Store) {
     assert_eq!(summary.clients_last_hour.requests, 0, "the requests are over an hour old");
     assert_eq!((summary.attempts_last_day, summary.attempts_last_hour), ((3, 1), (1, 0)));
     // Retention keeps the newest row of each table; the counts stay.
-    assert_eq!(store.prune_log(1).await.unwrap_or(0), 4);
+    assert_eq!(log.prune_log(1).await.unwrap_or(0), 4);
     assert_eq!(store.list_attempts(10, None).await.unwrap_or_default().len(), 1);
     // Four small rows free no page worth giving back.
-    assert!(!store.reclaim().await.unwrap_or_else(|e| panic!("{e}")));
+    assert!(!log.reclaim().await.unwrap_or_else(|e| panic!("{e}")));
     let after = store.summary_counts(UnixMillis(3_700_000)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(after, summary);
-    assert_eq!(store.prune_stats(UnixMillis(60_000)).await.unwrap_or(0), 1, "minute 0 is older");
+    assert_eq!(log.prune_stats(UnixMillis(60_000)).await.unwrap_or(0), 1, "minute 0 is older");
     let pruned = store.summary_counts(UnixMillis(3_700_000)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((pruned.clients_last_day.requests, pruned.attempts_last_day), (0, (1, 0)));
 

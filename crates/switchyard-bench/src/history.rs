@@ -1,7 +1,7 @@
 //! `switchyard-bench history`: what a long request history costs (issue 16).
 //!
 //! 1. Fills a fresh data directory's request log with `--rows` attempts and as many
-//!    client requests (through the gateway's own `Store::write_log`, spread over the
+//!    client requests (through the gateway's own `LogStore::write_log`, spread over the
 //!    last day, so the summary's every minute has rows) and reports the write rate.
 //! 2. Starts the gateway on it (retention above the row count, so nothing is
 //!    pruned) next to a gateway on an empty log, and times `GET
@@ -103,6 +103,7 @@ fn request(a: &AttemptLogRow) -> RequestLogRow {
 /// Fills `dir`'s database with `rows` attempts and requests; rows per second.
 async fn fill(dir: &Path, rows: u64) -> anyhow::Result<f64> {
     let store = Store::open(dir).await?;
+    let log = store.for_log_writer().await?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64;
     let started = Instant::now();
     let mut i = 0;
@@ -114,9 +115,10 @@ async fn fill(dir: &Path, rows: u64) -> anyhow::Result<f64> {
             batch.push_attempt(a);
             i += 1;
         }
-        store.write_log(&batch).await?;
+        log.write_log(batch).await?;
     }
     let rate = 2.0 * rows as f64 / started.elapsed().as_secs_f64();
+    log.close().await;
     store.close().await;
     Ok(rate)
 }

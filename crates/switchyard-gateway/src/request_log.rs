@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::GatewayClock;
-use crate::store::{AttemptLogRow, LogBatch, MINUTE_MS, RequestLogRow, Store};
+use crate::store::{AttemptLogRow, LogBatch, LogStore, MINUTE_MS, RequestLogRow, Store};
 use switchyard_types::UnixMillis;
 
 /// Rows the buffer holds at most; past that rows are dropped (and counted). Two
@@ -155,16 +155,10 @@ pub fn spawn_writer(
     let shared = sink.shared.clone();
     shared.writing.store(true, Ordering::Release);
     tokio::spawn(async move {
-        // Its own connection (see Store::for_log_writer); the shared pool if that
-        // cannot be opened, so the log is still written.
-        let (store, own) = match store.for_log_writer().await {
-            Ok(own) => (own, true),
-            Err(e) => {
-                tracing::warn!(event = "request_log.own_connection_failed", error = %e);
-                (store, false)
-            }
-        };
-        let mut writer = Writer { store, retention_rows, since_prune: 0 };
+        let mut writer = Writer { source: store, store: None, retention_rows, since_prune: 0 };
+        // Its own connection (see Store::for_log_writer), opened now so the first
+        // batch does not wait for it.
+        writer.connection().await;
         loop {
             // Idle until a batch opens or a reader asks.
             tokio::select! {
@@ -207,8 +201,8 @@ pub fn spawn_writer(
         writer.write(batch).await;
         drop(waiters);
         writer.prune(UnixMillis(0)).await;
-        if own {
-            writer.store.close().await;
+        if let Some(store) = writer.store {
+            store.close().await;
         }
     })
 }
@@ -228,22 +222,42 @@ fn take(shared: &Shared) -> (LogBatch, Vec<oneshot::Sender<()>>) {
 
 /// The writer task's own state.
 struct Writer {
-    store: Store,
+    /// The database, to open the writer's connection from.
+    source: Store,
+    /// The writer's connection, once open.
+    store: Option<LogStore>,
     retention_rows: u32,
     since_prune: usize,
 }
 
 impl Writer {
+    /// The writer's connection, opened if it is not yet (when that fails, the
+    /// next batch tries again; this one is lost, and said so).
+    async fn connection(&mut self) -> Option<&LogStore> {
+        if self.store.is_none() {
+            match self.source.for_log_writer().await {
+                Ok(store) => self.store = Some(store),
+                Err(e) => tracing::warn!(event = "request_log.connection_failed", error = %e),
+            }
+        }
+        self.store.as_ref()
+    }
+
     /// Writes a batch; returns the newest row's time (for retention).
     async fn write(&mut self, batch: LogBatch) -> Option<UnixMillis> {
         if batch.is_empty() {
             return None;
         }
         let latest = batch.attempts.iter().map(|r| r.at).chain(batch.requests.iter().map(|r| r.at)).max();
-        if let Err(e) = self.store.write_log(&batch).await {
-            tracing::warn!(event = "request_log.write_failed", rows = batch.len(), error = %e);
+        let rows = batch.len();
+        let written = match self.connection().await {
+            Some(store) => store.write_log(batch).await.err().map(|e| e.to_string()),
+            None => Some("no connection to the database".to_owned()),
+        };
+        if let Some(error) = written {
+            tracing::warn!(event = "request_log.write_failed", rows, error = %error);
         }
-        self.since_prune += batch.len();
+        self.since_prune += rows;
         latest
     }
 
@@ -260,9 +274,11 @@ impl Writer {
     /// Retention: the log by row count, the per-minute counts by age (relative to
     /// the newest row written, so no clock is needed), then the space back to the
     /// file system when much was deleted.
-    async fn prune(&self, latest: UnixMillis) {
-        match self.store.prune_log(self.retention_rows).await {
-            Ok(deleted) if deleted >= RECLAIM_AFTER_ROWS => match self.store.reclaim().await {
+    async fn prune(&mut self, latest: UnixMillis) {
+        let retention_rows = self.retention_rows;
+        let Some(store) = self.connection().await else { return };
+        match store.prune_log(retention_rows).await {
+            Ok(deleted) if deleted >= RECLAIM_AFTER_ROWS => match store.reclaim().await {
                 Ok(true) => tracing::info!(event = "request_log.space_reclaimed", rows_deleted = deleted),
                 Ok(false) => {}
                 Err(e) => tracing::warn!(event = "request_log.reclaim_failed", error = %e),
@@ -271,7 +287,7 @@ impl Writer {
             Err(e) => tracing::warn!(event = "request_log.prune_failed", error = %e),
         }
         if latest.0 > STATS_KEPT_MS
-            && let Err(e) = self.store.prune_stats(UnixMillis(latest.0 - STATS_KEPT_MS)).await
+            && let Err(e) = store.prune_stats(UnixMillis(latest.0 - STATS_KEPT_MS)).await
         {
             tracing::warn!(event = "request_log.prune_failed", error = %e);
         }

@@ -1,12 +1,12 @@
 //! The `client_requests` table: one row per client request with its final outcome
 //! and route (the agent's view); the attempts stay in `request_log`.
 
+use sqlx::Row;
 use sqlx::any::AnyRow;
-use sqlx::{Any, Row, Transaction};
 use switchyard_types::UnixMillis;
 use switchyard_types::requests::{RequestEntryView, RequestOutcome, RequestsQuery, RouteTraceView};
 
-use super::multi_insert::{InsertQuery, MultiInsert, chunks};
+use super::multi_insert::{LogValues, MultiInsert};
 use super::{Store, StoreError, StoreResult};
 
 /// The client requests' insert.
@@ -49,22 +49,22 @@ pub struct RequestLogRow {
 }
 
 /// Binds `r` as one row of [`REQUEST_INSERT`] (the route trace as JSON text).
-pub(super) fn bind_request<'q>(query: InsertQuery<'q>, r: &RequestLogRow) -> InsertQuery<'q> {
+pub(super) fn bind_request<Q: LogValues>(query: Q, r: RequestLogRow) -> Q {
     let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
     query
-        .bind(r.request_id.as_str())
-        .bind(r.at.0)
-        .bind(r.api_key_id.as_deref())
-        .bind(r.route)
-        .bind(r.model.as_str())
-        .bind(i64::from(r.status))
-        .bind(outcome_name(r.outcome))
-        .bind(r.error_code.as_deref())
-        .bind(r.connection_id.as_deref())
-        .bind(i64::from(r.attempts))
-        .bind(i64::from(r.failed_attempts))
-        .bind(i64::from(r.latency_ms))
-        .bind(trace)
+        .text(r.request_id)
+        .int(r.at.0)
+        .opt_text(r.api_key_id)
+        .word(r.route)
+        .text(r.model)
+        .int(i64::from(r.status))
+        .word(outcome_name(r.outcome))
+        .opt_text(r.error_code)
+        .opt_text(r.connection_id)
+        .int(i64::from(r.attempts))
+        .int(i64::from(r.failed_attempts))
+        .int(i64::from(r.latency_ms))
+        .text(trace)
 }
 
 fn outcome_name(o: RequestOutcome) -> &'static str {
@@ -110,24 +110,6 @@ fn entry(r: &AnyRow) -> RequestEntryView {
 }
 
 impl Store {
-    /// Appends client requests inside the log writer's transaction, in multi-row
-    /// statements. A repeated request id is ignored (ids are random: it does not
-    /// happen, and the per-minute counts assume it).
-    pub(super) async fn insert_requests(
-        tx: &mut Transaction<'static, Any>,
-        rows: &[RequestLogRow],
-        sqlite: bool,
-    ) -> StoreResult<()> {
-        for chunk in chunks(rows) {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(REQUEST_INSERT.text(chunk.len(), sqlite)));
-            for r in chunk {
-                query = bind_request(query, r);
-            }
-            query.execute(&mut **tx).await?;
-        }
-        Ok(())
-    }
-
     /// Requests matching `q`, newest first.
     pub async fn list_requests(&self, q: &RequestsQuery) -> StoreResult<Vec<RequestEntryView>> {
         /// A bound value of the filter.

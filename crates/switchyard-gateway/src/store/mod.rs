@@ -19,6 +19,7 @@ mod client_requests;
 mod connections;
 mod json_insert;
 mod leases;
+mod log_store;
 mod multi_insert;
 mod request_log;
 mod request_stats;
@@ -40,6 +41,7 @@ pub use api_keys::ApiKeyRecord;
 pub use client_requests::RequestLogRow;
 pub use connections::ConnectionRecord;
 pub use leases::{AcquireOutcome, LeaseHolder, LeaseRow, LeaseSlot, LeaseState, TransitionOutcome};
+pub use log_store::LogStore;
 pub use request_log::{AttemptLogRow, LogBatch};
 pub use request_stats::{MINUTE_MS, SummaryCounts};
 pub use resilience_state::{StateRow, StateWrite};
@@ -258,26 +260,6 @@ impl Store {
         self.scrub().await
     }
 
-    /// After retention deleted many rows: when much of the file is free pages
-    /// (over a quarter, and over 4 MB: a retention that just caught up with a
-    /// large log, not the steady state, where new rows reuse the pages old ones
-    /// freed), gives them back to the file system (`incremental_vacuum`; the file
-    /// shrinks) and truncates the write-ahead log. Returns whether it did. A
-    /// Postgres server reclaims space itself (autovacuum).
-    pub async fn reclaim(&self) -> StoreResult<bool> {
-        if self.batch || self.backend == Backend::Postgres {
-            return Ok(false);
-        }
-        let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(&self.pool).await?;
-        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&self.pool).await?;
-        if free < RECLAIM_MIN_PAGES || free * 4 < pages {
-            return Ok(false);
-        }
-        sqlx::query("PRAGMA incremental_vacuum").execute(&self.pool).await?;
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&self.pool).await?;
-        Ok(true)
-    }
-
     /// Checkpoints and truncates the write-ahead log after a secret was replaced or
     /// deleted: its old page images would otherwise keep the secret on disk until
     /// overwritten. Cheap (credential changes are rare) and safe at any time. A
@@ -336,19 +318,6 @@ impl Store {
         Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: true })
     }
 
-    /// A store on a connection of its own, kept open, for the request log's writer.
-    /// sqlx prepares each statement text once per connection and keeps it; on the
-    /// shared pool, which hands its connections out in turn, each of them had to
-    /// prepare each of the writer's multi-row texts (a few hundred thousand
-    /// instructions for one of 64 rows), and at a batch a second a connection met a
-    /// text it had not prepared yet for a long while (a quarter of SQLite's
-    /// instructions at 100 req/s, docs/benchmarks.md). On one connection each text
-    /// is prepared once, and the writer always works with the same worker thread.
-    pub async fn for_log_writer(&self) -> StoreResult<Store> {
-        let pool = connect(&self.location, 1, PoolUse::LogWriter).await?;
-        Ok(Store { pool, backend: self.backend, location: self.location.clone(), batch: false })
-    }
-
     /// Commits a batch store's transaction and closes it.
     pub async fn commit_batch(self) -> StoreResult<()> {
         sqlx::query("COMMIT").execute(&self.pool).await?;
@@ -384,10 +353,16 @@ enum PoolUse {
     /// One batch transaction ([`Store::begin_batch`]): its one connection stays open
     /// for the pool's whole life, and losing it fails every later statement.
     Batch,
-    /// The request log's writer ([`Store::for_log_writer`]): its one connection stays
-    /// open (with the statements prepared on it); a lost one is replaced.
+    /// The request log's writer on Postgres ([`Store::for_log_writer`]): its one
+    /// connection stays open (with the statements prepared on it); a lost one is
+    /// replaced.
     LogWriter,
 }
+
+/// Every SQLite connection's settings.
+const CONNECTION_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; \
+     PRAGMA journal_size_limit = 16777216;";
 
 /// `secure_delete` on the request log writer's connection, which deletes only log
 /// rows (retention), and those never hold a secret: `FAST` still zeroes what a
@@ -414,15 +389,7 @@ async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResul
                 .test_before_acquire(false)
                 .after_connect(move |conn, _meta| {
                     Box::pin(async move {
-                        conn.execute(
-                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; \
-                             PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON; \
-                             PRAGMA journal_size_limit = 16777216;",
-                    )
-                    .await?;
-                        if purpose == PoolUse::LogWriter {
-                            conn.execute(LOG_WRITER_SECURE_DELETE).await?;
-                        }
+                        conn.execute(CONNECTION_PRAGMAS).await?;
                         Ok(())
                     })
                 })

@@ -27,16 +27,57 @@
 
 use std::sync::OnceLock;
 
-use sqlx::Any;
-use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Database, Encode, Type};
 
-/// A log insert being bound.
-pub type InsertQuery<'q> = sqlx::query::Query<'q, Any, AnyArguments>;
+/// A log insert being bound: with SQLite's own driver on a SQLite file, with `Any`
+/// on Postgres (see `log_store`).
+pub type InsertQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
+
+/// The values a log row binds, by value: a `String` moves into the statement's
+/// arguments instead of being copied.
+pub trait LogValues: Sized {
+    /// An integer.
+    fn int(self, value: i64) -> Self;
+    /// An integer or NULL.
+    fn opt_int(self, value: Option<i64>) -> Self;
+    /// A text.
+    fn text(self, value: String) -> Self;
+    /// A text or NULL.
+    fn opt_text(self, value: Option<String>) -> Self;
+    /// A fixed text (a route, an outcome's name).
+    fn word(self, value: &'static str) -> Self;
+}
+
+impl<DB: Database> LogValues for InsertQuery<'_, DB>
+where
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<i64>: Encode<'t, DB> + Type<DB>,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<String>: Encode<'t, DB> + Type<DB>,
+    &'static str: Encode<'static, DB> + Type<DB>,
+{
+    fn int(self, value: i64) -> Self {
+        self.bind(value)
+    }
+    fn opt_int(self, value: Option<i64>) -> Self {
+        self.bind(value)
+    }
+    fn text(self, value: String) -> Self {
+        self.bind(value)
+    }
+    fn opt_text(self, value: Option<String>) -> Self {
+        self.bind(value)
+    }
+    fn word(self, value: &'static str) -> Self {
+        self.bind(value)
+    }
+}
 
 /// Binds `rows` rows of `columns` NULLs: the rows a padded statement lacks.
-pub fn bind_padding(mut query: InsertQuery<'_>, rows: usize, columns: usize) -> InsertQuery<'_> {
+pub fn bind_padding<Q: LogValues>(mut query: Q, rows: usize, columns: usize) -> Q {
     for _ in 0..rows * columns {
-        query = query.bind(None::<i64>);
+        query = query.opt_int(None);
     }
     query
 }
@@ -143,13 +184,12 @@ impl MultiInsert {
     }
 }
 
-/// Splits `items` into chunks of the sizes in [`CHUNKS`], largest first.
-pub fn chunks<T>(mut items: &[T]) -> impl Iterator<Item = &[T]> {
+/// The sizes of [`CHUNKS`] a batch of `rows` rows splits into, largest first.
+pub fn chunk_sizes(mut rows: usize) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
-        let size = CHUNKS.iter().copied().find(|&n| n <= items.len())?;
-        let (chunk, rest) = items.split_at(size);
-        items = rest;
-        Some(chunk)
+        let size = CHUNKS.iter().copied().find(|&n| n <= rows)?;
+        rows -= size;
+        Some(size)
     })
 }
 
@@ -186,11 +226,10 @@ mod tests {
 
     #[test]
     fn a_batch_splits_into_few_chunks_covering_every_row() {
-        let rows: Vec<u32> = (0..203).collect();
-        let sizes: Vec<usize> = chunks(&rows).map(<[u32]>::len).collect();
+        let sizes: Vec<usize> = chunk_sizes(203).collect();
         assert_eq!(sizes, [64, 64, 64, 8, 2, 1]);
-        let again: Vec<u32> = chunks(&rows).flatten().copied().collect();
-        assert_eq!(again, rows);
-        assert_eq!(chunks::<u32>(&[]).count(), 0);
+        assert_eq!(sizes.iter().sum::<usize>(), 203);
+        assert_eq!(chunk_sizes(64).collect::<Vec<_>>(), [64]);
+        assert_eq!(chunk_sizes(0).count(), 0);
     }
 }

@@ -95,7 +95,7 @@ macro_rules! stats_upsert {
 }
 
 /// The per-minute additions' upsert from JSON (small batches on SQLite, see
-/// `write_log`; [`Store::add_stats`] otherwise); each row's array is
+/// `LogStore::write_log`; [`Store::add_stats`] on Postgres); each row's array is
 /// [`stats_rows`]'s tuple.
 pub(super) static STATS_JSON: JsonInsert = JsonInsert::new("request_stats", &STATS_ROW, stats_upsert!());
 
@@ -207,15 +207,6 @@ impl Store {
             attempts_last_hour: (clamp(h.attempts), clamp(h.failed_attempts)),
             attempts_last_day: (clamp(d.attempts), clamp(d.failed_attempts)),
         })
-    }
-
-    /// Deletes minute rows older than `before` (the summary reads one day).
-    pub async fn prune_stats(&self, before: UnixMillis) -> StoreResult<u64> {
-        let done = sqlx::query("DELETE FROM request_stats WHERE minute < $1")
-            .bind(before.0)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected())
     }
 }
 
