@@ -452,6 +452,20 @@ mod tests {
         log.close().await;
     }
 
+    /// SQLite is built without its memory statistics (`.cargo/config.toml`): the
+    /// log writer's binds allocate per value, and with statistics on each
+    /// allocation and free takes a global mutex.
+    #[tokio::test]
+    async fn sqlite_is_built_without_memory_statistics() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+    }
+
     /// The small batch's transaction is part of its one execute: when a statement
     /// in it fails, nothing of the batch stays and the store goes on writing.
     #[tokio::test]
