@@ -7,7 +7,9 @@
 //! placeholders, integer columns only (booleans as 0/1, `BIGINT` in Postgres) and
 //! portable upserts, so one statement serves both; [`Backend`] picks what is not
 //! portable (locking, pragmas). Each backend has its own migrations
-//! (`migrations/` and `migrations/postgres/`), kept in step by a schema test.
+//! (`migrations/` and `migrations/postgres/`), kept in step by a schema test. One
+//! exception: the request log writer's inserts on a SQLite file go through SQLite's
+//! own driver ([`LogStore`]), where `Any` cost a second copy of every bound text.
 //!
 //! The store is only touched by management operations, start-up and the request-log
 //! writer; the request path reads an in-memory snapshot instead (see `routing`).
