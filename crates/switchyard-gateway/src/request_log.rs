@@ -496,4 +496,39 @@ mod tests {
         assert!(db_after * 4 < full, "the file shrank: {full} -> {db_after}");
         assert!(wal_after < 1_000_000, "the write-ahead log was truncated: {wal_after}");
     }
+
+    /// The writer's own connection is opened when needed: a batch that finds none
+    /// (the database could not be opened) is lost and said so, and the next batch
+    /// tries again instead of giving up for the gateway's life.
+    #[tokio::test]
+    async fn a_writer_without_a_connection_opens_one_at_the_next_batch() {
+        let parent = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = parent.path().join("data");
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(&dir).await.unwrap_or_else(|e| panic!("{e}"));
+        // The data directory is gone (the shared pool keeps its open file):
+        // the writer cannot open a connection of its own.
+        std::fs::remove_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let mut writer = Writer { source: store, store: None, retention_rows: 1_000, since_prune: 0 };
+        assert!(writer.connection().await.is_none());
+        let mut lost = LogBatch::default();
+        lost.push_attempt(row(0));
+        assert_eq!(writer.write(lost).await.map(|at| at.0), Some(1_700_000_000_000));
+        assert!(writer.store.is_none(), "the failed batch left no connection behind");
+
+        // The directory is back, with a database in it: the next batch opens the
+        // writer's connection and lands.
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let reopened = Store::open(&dir).await.unwrap_or_else(|e| panic!("{e}"));
+        let mut batch = LogBatch::default();
+        for i in 1..4 {
+            batch.push_attempt(row(i));
+        }
+        writer.write(batch).await;
+        assert!(writer.store.is_some());
+        assert_eq!(logged(&reopened).await, 3, "only the rows written after the connection opened");
+        if let Some(store) = writer.store.take() {
+            store.close().await;
+        }
+    }
 }
