@@ -335,6 +335,9 @@ async fn main() -> anyhow::Result<()> {
     let results = run::run(settings, &bin, &exe).await?;
     let text = report::markdown(&results);
     println!("{text}");
+    if let Some(warning) = report::not_quiet(results.interference) {
+        eprintln!("[bench] {}", warning.replace("**", ""));
+    }
     if cli.write_docs {
         report::write_docs(&cli.docs_file, &text)?;
         eprintln!("[bench] wrote {}", cli.docs_file.display());

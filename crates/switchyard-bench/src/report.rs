@@ -114,6 +114,9 @@ pub fn markdown(r: &Results) -> String {
          hypervisor gave other guests, the main source of ms-scale stalls here) |\n",
         others(r.interference)
     );
+    if let Some(warning) = not_quiet(r.interference) {
+        let _ = writeln!(out, "{warning}\n");
+    }
 
     targets_table(&mut out, r);
     latency_tables(&mut out, r);
@@ -126,6 +129,26 @@ pub fn markdown(r: &Results) -> String {
     crate::scaling::markdown(&r.scaling, &mut out);
     generator_table(&mut out, r);
     out
+}
+
+/// Share of all CPU time that other guests (steal) or other processes on this
+/// machine may take before a run's figures are no longer those of a quiet machine:
+/// on two vCPUs, 5 % is a tenth of a core taken from the gateway, the load
+/// generator and the upstreams, enough to move latency and throughput by more than
+/// the changes being measured.
+pub const QUIET_MAX_PCT: f64 = 5.0;
+
+/// A warning for the report's head when the run was not quiet (see [`QUIET_MAX_PCT`]).
+pub fn not_quiet(i: Option<Interference>) -> Option<String> {
+    let i = i?;
+    (i.steal_pct > QUIET_MAX_PCT || i.others_pct > QUIET_MAX_PCT).then(|| {
+        format!(
+            "**Not a quiet run**: others took {:.1} % (host steal) and {:.1} % (other processes) of all \
+             CPU time, over the {QUIET_MAX_PCT:.0} % at which this run's figures stop being comparable \
+             with a quiet one's.",
+            i.steal_pct, i.others_pct
+        )
+    })
 }
 
 fn others(i: Option<Interference>) -> String {
@@ -614,6 +637,18 @@ pub fn write_between(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_others_took_cpu_from_says_so() {
+        let quiet = Interference { steal_pct: 0.2, others_pct: 0.3 };
+        assert_eq!(not_quiet(Some(quiet)), None);
+        assert_eq!(not_quiet(None), None, "unknown is not reported as noisy");
+        let busy = Interference { steal_pct: 0.1, others_pct: 19.3 };
+        let warning = not_quiet(Some(busy)).unwrap_or_default();
+        assert!(warning.starts_with("**Not a quiet run**") && warning.contains("19.3 %"), "{warning}");
+        let stolen = Interference { steal_pct: 8.8, others_pct: 0.0 };
+        assert!(not_quiet(Some(stolen)).is_some_and(|w| w.contains("8.8 %")));
+    }
 
     #[test]
     fn rewriting_keeps_text_outside_the_markers() -> anyhow::Result<()> {
