@@ -250,11 +250,11 @@ impl Writer {
         }
         let latest = batch.attempts.iter().map(|r| r.at).chain(batch.requests.iter().map(|r| r.at)).max();
         let rows = batch.len();
-        let written = match self.connection().await {
+        let failure = match self.connection().await {
             Some(store) => store.write_log(batch).await.err().map(|e| e.to_string()),
             None => Some("no connection to the database".to_owned()),
         };
-        if let Some(error) = written {
+        if let Some(error) = failure {
             tracing::warn!(event = "request_log.write_failed", rows, error = %error);
         }
         self.since_prune += rows;

@@ -13,7 +13,7 @@
 //! generic, see `multi_insert::LogValues`); SQLite's texts differ as described in
 //! `multi_insert`.
 
-use sqlx::sqlite::{SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::SqlitePool;
 use sqlx::{Any, AnyPool, Executor, Sqlite};
 
 use super::client_requests::{REQUEST_INSERT, bind_request};
@@ -22,7 +22,7 @@ use super::request_log::{ATTEMPT_INSERT, bind_attempt};
 use super::request_stats::{STATS_JSON, stats_rows};
 use super::{
     CONNECTION_PRAGMAS, LOG_WRITER_SECURE_DELETE, Location, LogBatch, PoolUse, RECLAIM_MIN_PAGES, Store,
-    StoreError, StoreResult, connect,
+    StoreError, StoreResult, connect, pool_options,
 };
 
 /// Rows of one table up to which a batch on SQLite takes the small-batch path
@@ -76,11 +76,7 @@ impl Store {
 /// The log writer's SQLite connection: the shared pool's settings, and
 /// `secure_delete = FAST` ([`LOG_WRITER_SECURE_DELETE`]).
 async fn connect_sqlite_log(url: &str) -> StoreResult<SqlitePool> {
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .min_connections(1)
-        .idle_timeout(None)
-        .max_lifetime(None)
+    let pool = pool_options::<Sqlite>(1, PoolUse::LogWriter)
         // A local file does not drop silently: no ping before each acquire.
         .test_before_acquire(false)
         .after_connect(|conn, _meta| {

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::any::install_default_drivers;
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
@@ -355,9 +355,8 @@ enum PoolUse {
     /// One batch transaction ([`Store::begin_batch`]): its one connection stays open
     /// for the pool's whole life, and losing it fails every later statement.
     Batch,
-    /// The request log's writer on Postgres ([`Store::for_log_writer`]): its one
-    /// connection stays open (with the statements prepared on it); a lost one is
-    /// replaced.
+    /// The request log's writer ([`Store::for_log_writer`]): its one connection
+    /// stays open (with the statements prepared on it); a lost one is replaced.
     LogWriter,
 }
 
@@ -374,14 +373,21 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous 
 /// Every other connection keeps `ON`, for the secrets it deletes.
 const LOG_WRITER_SECURE_DELETE: &str = "PRAGMA secure_delete = FAST";
 
+/// The settings of a pool of `size` connections for `purpose`, whichever driver:
+/// every pool but the shared one keeps its connections open for its whole life.
+fn pool_options<DB: sqlx::Database>(size: u32, purpose: PoolUse) -> sqlx::pool::PoolOptions<DB> {
+    let options = sqlx::pool::PoolOptions::<DB>::new().max_connections(size);
+    if purpose == PoolUse::Shared {
+        return options;
+    }
+    options.min_connections(1).idle_timeout(None).max_lifetime(None)
+}
+
 /// A pool of `size` connections to `location`, for `purpose`.
 async fn connect(location: &Location, size: u32, purpose: PoolUse) -> StoreResult<AnyPool> {
     install_default_drivers();
     let pinned = purpose == PoolUse::Batch;
-    let mut options = AnyPoolOptions::new().max_connections(size);
-    if purpose != PoolUse::Shared {
-        options = options.min_connections(1).idle_timeout(None).max_lifetime(None);
-    }
+    let options = pool_options::<Any>(size, purpose);
     let pool = match location {
         Location::File(url) => {
             // A connection to a local file cannot drop silently, so the pool's
