@@ -59,12 +59,12 @@ const DAY_MS: i64 = 86_400_000;
 fn attempt(i: u64, now: i64, rows: u64) -> AttemptLogRow {
     AttemptLogRow {
         at: UnixMillis(now - DAY_MS + (i as i64 * DAY_MS) / rows.max(1) as i64),
-        request_id: format!("{i:032x}"),
-        api_key_id: Some("bench-key".to_owned()),
+        request_id: format!("{i:032x}").into(),
+        api_key_id: Some("bench-key".into()),
         route: "/v1/chat/completions",
-        provider: "openai-compatible".to_owned(),
-        connection_id: "fast".to_owned(),
-        model: gateway::CHAT_MODEL.to_owned(),
+        provider: "openai-compatible".into(),
+        connection_id: "fast".into(),
+        model: gateway::CHAT_MODEL.into(),
         status: Some(if i.is_multiple_of(50) { 429 } else { 200 }),
         latency_ms: 120,
         bytes: 900,
@@ -79,7 +79,7 @@ fn request(a: &AttemptLogRow) -> RequestLogRow {
         at: a.at,
         api_key_id: a.api_key_id.clone(),
         route: a.route,
-        model: a.model.clone(),
+        model: a.model.to_string(),
         status: 200,
         outcome: if a.error_kind.is_some() {
             RequestOutcome::ServedAfterFailover
@@ -92,8 +92,8 @@ fn request(a: &AttemptLogRow) -> RequestLogRow {
         failed_attempts: 0,
         latency_ms: a.latency_ms,
         route_trace: RouteTraceView {
-            resolved_as: "provider/model or catalogue".to_owned(),
-            strategy: "priority".to_owned(),
+            resolved_as: "provider/model or catalogue".into(),
+            strategy: "priority".into(),
             candidates: Vec::new(),
             notes: Vec::new(),
         },

@@ -104,7 +104,7 @@ impl TokenRefresher {
         }
         management.reload_from_peer().await.ok()?;
         tracing::info!(event = "oauth.refreshed_by_another_replica", connection = %stale.id);
-        routing.load().by_id.get(&stale.id).cloned()
+        routing.load().by_id.get(&*stale.id).cloned()
     }
 
     pub async fn refresh(
@@ -115,7 +115,7 @@ impl TokenRefresher {
     ) -> Result<Arc<Connection>, RefreshError> {
         let lock = self.lock_for(&stale.id);
         let _flight = lock.lock().await;
-        let current = routing.load().by_id.get(&stale.id).cloned();
+        let current = routing.load().by_id.get(&*stale.id).cloned();
         if let Some(current) = current
             && !Arc::ptr_eq(&current, stale)
             && !needs_refresh(&current, self.clock.now_wall())
@@ -181,7 +181,7 @@ impl TokenRefresher {
         routing
             .load()
             .by_id
-            .get(&stale.id)
+            .get(&*stale.id)
             .cloned()
             .ok_or_else(|| RefreshError::Local("the connection was deleted during the refresh".into()))
     }

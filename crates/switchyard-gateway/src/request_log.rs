@@ -378,13 +378,13 @@ mod tests {
     fn row(i: usize) -> AttemptLogRow {
         AttemptLogRow {
             at: UnixMillis(1_700_000_000_000 + i as i64),
-            request_id: format!("req-{i:08}"),
+            request_id: format!("req-{i:08}").into(),
             api_key_id: None,
             route: "/v1/messages",
-            provider: "anthropic".to_owned(),
-            connection_id: "conn".to_owned(),
+            provider: "anthropic".into(),
+            connection_id: "conn".into(),
             // Wide rows, so a few thousand make megabytes.
-            model: format!("model-{}", "x".repeat(300)),
+            model: format!("model-{}", "x".repeat(300)).into(),
             status: Some(200),
             latency_ms: 5,
             bytes: 100,

@@ -3,6 +3,8 @@
 //! took: which candidates there were, which were excluded and why, in which order
 //! the strategy tried them. Never a secret or a body.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::UnixMillis;
@@ -44,16 +46,19 @@ pub enum CandidateFate {
     NotReached,
 }
 
-/// One candidate of a request's plan.
+/// One candidate of a request's plan. Its names are the routing snapshot's shared
+/// texts (a string on the wire): the gateway writes one of these per request it
+/// serves, and a copy of each name per row cost an allocation on the request path
+/// and a free on the log writer's thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteCandidateView {
     /// Provider id.
-    pub provider: String,
+    pub provider: Arc<str>,
     /// Connection id.
-    pub connection: String,
+    pub connection: Arc<str>,
     /// Upstream model id.
-    pub model: String,
+    pub model: Arc<str>,
     /// What happened to it.
     pub fate: CandidateFate,
     /// Why, in words, when it was excluded or failed.
@@ -67,9 +72,10 @@ pub struct RouteCandidateView {
 #[serde(rename_all = "camelCase")]
 pub struct RouteTraceView {
     /// How the model name matched (`combo 'team'`, `alias 'fast' → ...`, `provider/model`, `catalogue`).
-    pub resolved_as: String,
+    /// Shared with the plan, which words it once.
+    pub resolved_as: Arc<str>,
     /// The strategy that ordered the candidates (`priority`, `round-robin`, ...).
-    pub strategy: String,
+    pub strategy: Arc<str>,
     /// Every candidate in plan order.
     pub candidates: Vec<RouteCandidateView>,
     /// Further decisions in words (session pinned to a connection, exclusive

@@ -103,7 +103,7 @@ pub async fn hello() -> impl IntoResponse {
 /// row in the request log.
 #[derive(Debug, Default)]
 struct Refusal {
-    api_key_id: Option<String>,
+    api_key_id: Option<Arc<str>>,
     model: String,
 }
 
@@ -169,7 +169,7 @@ async fn prepare_and_forward(
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;
     let session = if affinity_on {
-        session_of(&headers, body.raw()).map(|s| s.scoped_to(key.as_deref().map(|k| k.id.as_str())))
+        session_of(&headers, body.raw()).map(|s| s.scoped_to(key.as_deref().map(|k| &*k.id)))
     } else {
         None
     };

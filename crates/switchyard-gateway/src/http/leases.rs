@@ -252,8 +252,8 @@ fn free_candidates(
     let mut slots: Vec<LeaseSlot> = Vec::new();
     for &i in &selection.eligible {
         let Some(c) = plan.candidates.get(i) else { continue };
-        if !slots.iter().any(|(_, id)| *id == c.connection.id) {
-            slots.push((c.connection.provider.clone(), c.connection.id.clone()));
+        if !slots.iter().any(|(_, id)| **id == *c.connection.id) {
+            slots.push((c.connection.provider.to_string(), c.connection.id.to_string()));
         }
     }
     Ok(slots)

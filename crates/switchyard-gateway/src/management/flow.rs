@@ -31,8 +31,8 @@ impl ManagementService {
                     protected: crate::routing::connection::is_protected(c, &settings),
                     protection_forced: c.protection_forced,
                     paced_until: c.flow.paced_until(self.clock.now_wall()),
-                    connection_id: c.id.clone(),
-                    provider: c.provider.clone(),
+                    connection_id: c.id.to_string(),
+                    provider: c.provider.to_string(),
                     name: c.name.clone(),
                     in_flight: c.flow.in_flight(),
                     queued: c.flow.queued(),
@@ -45,7 +45,7 @@ impl ManagementService {
                         .collect(),
                     max_wait_ms: c.flow.max_wait_ms(queue.max_wait_ms),
                     execution_max_wait_ms: c.flow.execution_max_wait_ms(queue.execution_max_wait_ms),
-                    pinned_sessions: pins.get(&c.id).copied().unwrap_or(0),
+                    pinned_sessions: pins.get(&*c.id).copied().unwrap_or(0),
                 })
                 .collect(),
             global: self.resilience.flow.global_gate().map(|g| GateView {

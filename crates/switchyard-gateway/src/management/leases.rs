@@ -65,7 +65,7 @@ impl ManagementService {
                 .live(now)
                 .into_iter()
                 .filter_map(|l| {
-                    let key = table.client_keys.values().find(|k| k.id == l.api_key_id);
+                    let key = table.client_keys.values().find(|k| *k.id == *l.api_key_id);
                     let connection = table.by_id.get(&l.connection_id).filter(|c| c.enabled);
                     let reason = match (key, connection) {
                         (None, _) => EndReason::ManagedKeyRevoked,

@@ -20,7 +20,7 @@ impl ManagementService {
         let table = self.routing.load();
         let mut providers: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
         for conn in table.by_id.values() {
-            let entry = providers.entry(conn.provider.as_str()).or_default();
+            let entry = providers.entry(&*conn.provider).or_default();
             entry.0 += 1;
             entry.1 += u32::from(conn.enabled);
         }
@@ -32,9 +32,9 @@ impl ManagementService {
         let statuses: Vec<ConnectionRoutabilityView> = connections
             .iter()
             .map(|r| ConnectionRoutabilityView {
-                id: r.id.clone(),
+                id: r.id.to_string(),
                 name: r.name.clone(),
-                provider: r.provider.clone(),
+                provider: r.provider.to_string(),
                 status: derive(
                     ConnectionFacts { id: &r.id, provider: &r.provider, enabled: r.enabled },
                     &inputs,

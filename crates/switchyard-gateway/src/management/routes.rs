@@ -178,7 +178,7 @@ pub fn combo_issues(combo: &ComboView, table: &RoutingTable) -> Issues {
             match table.by_id.get(conn) {
                 None => issues
                     .add(format!("/targets/{i}/connection"), format!("connection '{conn}' does not exist")),
-                Some(c) if !table.target_providers(&t.model).contains(&c.provider.as_str()) => issues.add(
+                Some(c) if !table.target_providers(&t.model).contains(&&*c.provider) => issues.add(
                     format!("/targets/{i}/connection"),
                     format!(
                         "connection '{conn}' belongs to provider '{}', which does not serve '{}'",

@@ -49,9 +49,9 @@ pub struct ForwardRequest {
     /// The candidates.
     pub plan: Arc<CandidatePlan>,
     /// The client key's id.
-    pub api_key_id: Option<String>,
+    pub api_key_id: Option<Arc<str>>,
     /// Id shared by the attempts.
-    pub request_id: String,
+    pub request_id: Arc<str>,
     /// The gateway's own waits for this request in flight (for keep-alives).
     pub waits: GatewayWaits,
     /// The client session, when affinity is on and the request names one.
@@ -243,7 +243,7 @@ async fn pass(
                 }
                 None => {
                     saturated.push(index);
-                    if leased.as_deref() == Some(candidate.connection.id.as_str()) {
+                    if leased.as_deref() == Some(&*candidate.connection.id) {
                         deferred.extend(pending.drain(..));
                     }
                 }

@@ -62,7 +62,7 @@ pub fn admit(
     let Some(lease) = active.of_owner(&claim.owner_hash, now) else {
         return Err(stale("this owner holds no active lease (released, expired, or never acquired)"));
     };
-    if lease.api_key_id != key.id {
+    if *lease.api_key_id != *key.id {
         return Err(stale("the lease is held through another client key"));
     }
     if lease.generation != generation {
@@ -70,7 +70,7 @@ pub fn admit(
             "generation {generation} is not the lease's current generation; acquire again or use the current one"
         )));
     }
-    Ok(HeldLease { owner_hash: claim.owner_hash, generation, api_key_id: key.id.clone() })
+    Ok(HeldLease { owner_hash: claim.owner_hash, generation, api_key_id: key.id.to_string() })
 }
 
 /// Orders the candidates for leases: the request's leased connection first,
@@ -89,8 +89,7 @@ pub(super) fn restrict(
     let mine = req.lease.as_ref().map(|h| h.owner_hash.as_str());
     let mut earliest: Option<UnixMillis> = None;
     let before = order.len();
-    let connection =
-        |i: usize| req.plan.candidates.get(i).map(|c| c.connection.id.as_str()).unwrap_or_default();
+    let connection = |i: usize| req.plan.candidates.get(i).map(|c| &*c.connection.id).unwrap_or_default();
     order.retain(|&i| match active.on_connection(connection(i), now) {
         Some(lease) if Some(lease.owner_hash.as_str()) != mine => {
             earliest = Some(earliest.map_or(lease.expires_at, |e| e.min(lease.expires_at)));
@@ -133,8 +132,9 @@ fn move_reason(
     failed: &[usize],
     leased: &str,
 ) -> Option<EndReason> {
-    let on_leased: Vec<usize> =
-        (0..req.plan.candidates.len()).filter(|&i| req.plan.candidates[i].connection.id == leased).collect();
+    let on_leased: Vec<usize> = (0..req.plan.candidates.len())
+        .filter(|&i| req.plan.candidates[i].connection.id.as_ref() == leased)
+        .collect();
     if on_leased.is_empty() {
         return Some(EndReason::ModelIneligible);
     }
@@ -155,7 +155,7 @@ pub(super) async fn fence(
 ) -> Fence {
     let book = &state.resilience.leases;
     let now = state.clock.now_wall();
-    let target = candidate.connection.id.as_str();
+    let target = &*candidate.connection.id;
     let Some(held) = &req.lease else {
         let active = book.active();
         return if active.on_connection(target, now).is_some() { Fence::Skip } else { Fence::Go };
@@ -184,7 +184,7 @@ pub(super) async fn fence(
     // request whose order was made before another request of the same owner moved
     // the lease must not move it back.
     let Some(reason) = move_reason(state, req, failed, &leased) else { return Fence::Skip };
-    let to = (candidate.connection.provider.as_str(), target);
+    let to = (&*candidate.connection.provider, target);
     // Boxed: moving a lease is rare (a store write), and inline its future would sit
     // in every request's future.
     match Box::pin(book.transition(held.holder(), held.generation, to, now, reason)).await {

@@ -3,6 +3,8 @@
 //! separate from the attempts). Plain data, no I/O: the row goes to the log
 //! writer's queue like the attempts.
 
+use std::sync::Arc;
+
 use axum::response::Response;
 use switchyard_resilience::candidates::Exclusion;
 use switchyard_types::UnixMillis;
@@ -14,7 +16,6 @@ use super::forward::ForwardRequest;
 use crate::errors::ERROR_HEADER;
 use crate::request_log::RequestLogSink;
 use crate::routability::reason_words;
-use crate::routing::RouteKind;
 use crate::store::RequestLogRow;
 
 /// Longest model name kept in a refused request's row (it came from the client).
@@ -24,8 +25,10 @@ const MAX_MODEL_CHARS: usize = 200;
 /// `request_id`; a random id put every insert on a random page of those B-trees, so a
 /// batch of 1,024 rows dirtied ~2,000 index pages (8 MB of WAL) and the page cache
 /// spilled mid-transaction. Time-ordered ids append to the index's last pages.
-pub fn new_request_id() -> String {
-    uuid::Uuid::now_v7().simple().to_string()
+/// Shared: the request's log rows and its answer's header take it by reference count.
+pub fn new_request_id() -> Arc<str> {
+    let mut text = [0_u8; uuid::fmt::Simple::LENGTH];
+    Arc::from(&*uuid::Uuid::now_v7().simple().encode_lower(&mut text))
 }
 
 /// The row of a request the gateway refused before it had candidates (no key, a
@@ -33,7 +36,7 @@ pub fn new_request_id() -> String {
 pub fn refused_row(
     route: &'static str,
     at: UnixMillis,
-    api_key_id: Option<String>,
+    api_key_id: Option<Arc<str>>,
     model: String,
     response: &Response,
 ) -> RequestLogRow {
@@ -52,8 +55,8 @@ pub fn refused_row(
         failed_attempts: 0,
         latency_ms: 0,
         route_trace: RouteTraceView {
-            resolved_as: String::new(),
-            strategy: String::new(),
+            resolved_as: "".into(),
+            strategy: "".into(),
             candidates: Vec::new(),
             notes: vec!["refused before routing: see the error code".to_owned()],
         },
@@ -99,8 +102,8 @@ fn exclusion_words(e: &Exclusion) -> String {
 #[derive(Debug)]
 struct Pending {
     sink: RequestLogSink,
-    request_id: String,
-    api_key_id: Option<String>,
+    request_id: Arc<str>,
+    api_key_id: Option<Arc<str>>,
     route: &'static str,
     model: String,
 }
@@ -125,8 +128,8 @@ impl Drop for Trace {
             failed_attempts: self.failed_attempts,
             latency_ms: u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX),
             route_trace: RouteTraceView {
-                resolved_as: String::new(),
-                strategy: String::new(),
+                resolved_as: "".into(),
+                strategy: "".into(),
                 candidates: Vec::new(),
                 notes,
             },
@@ -289,11 +292,6 @@ impl Trace {
                 unreached - listed_unreached
             ));
         }
-        let resolved_as = match &plan.kind {
-            RouteKind::Combo(name) => format!("combo '{name}'"),
-            RouteKind::Alias(name) => format!("alias '{name}'"),
-            RouteKind::Direct => "provider/model or catalogue".to_owned(),
-        };
         RequestLogRow {
             request_id: req.request_id.clone(),
             at: self.at,
@@ -311,11 +309,28 @@ impl Trace {
             failed_attempts: self.failed_attempts,
             latency_ms: u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX),
             route_trace: RouteTraceView {
-                resolved_as,
-                strategy: plan.strategy.as_str().to_owned(),
+                resolved_as: plan.resolved_as.clone(),
+                strategy: plan.strategy_name.clone(),
                 candidates,
                 notes: std::mem::take(&mut self.notes),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::new_request_id;
+
+    /// Both log tables index `request_id`; ids made in order sort in order, so the
+    /// inserts append to those indexes instead of landing on random pages.
+    #[test]
+    fn request_ids_are_32_hex_digits_in_creation_order() {
+        let ids: Vec<_> = (0..1000).map(|_| new_request_id()).collect();
+        for id in &ids {
+            assert_eq!(id.len(), 32, "{id}");
+            assert!(id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')), "{id}");
+        }
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids sort in the order they were made");
     }
 }

@@ -58,7 +58,7 @@ impl Translation {
         // OpenAI itself, not any server of the `openai` format (an OpenAI-compatible
         // one would not know the modern fields).
         let conn = &candidate.connection;
-        let native_openai = conn.api_format == ApiFormat::Openai && conn.provider == "openai";
+        let native_openai = conn.api_format == ApiFormat::Openai && &*conn.provider == "openai";
         // A session's stable key lets OpenAI route its turns to a warm prompt cache.
         let cache_key = (native_openai || self.upstream == ClientFormat::OpenaiResponses)
             .then(|| {
@@ -69,7 +69,7 @@ impl Translation {
             .flatten()
             .map(|s| format!("switchyard-{}", s.as_str()));
         let opts = RequestOptions {
-            model: candidate.model.clone(),
+            model: candidate.model.to_string(),
             prompt_cache_key: cache_key,
             default_max_tokens: DEFAULT_MAX_TOKENS,
             chat_stream_usage: true,
@@ -167,7 +167,7 @@ pub fn native_body(req: &ForwardRequest, candidate: &Candidate) -> Bytes {
         && let Some(mut restored) =
             switchyard_translate::thinking::restore_native(format_of(req.format), req.body.tree())
     {
-        restored["model"] = serde_json::Value::String(candidate.model.clone());
+        restored["model"] = serde_json::Value::String(candidate.model.to_string());
         return Bytes::from(restored.to_string());
     }
     req.body.with_model(&candidate.model)

@@ -60,9 +60,9 @@ pub enum UpstreamAuth {
 #[derive(Clone)]
 pub struct Connection {
     /// Stable id.
-    pub id: String,
+    pub id: Arc<str>,
     /// Provider id.
-    pub provider: String,
+    pub provider: Arc<str>,
     /// Display name.
     pub name: String,
     /// Upstream wire format.
@@ -222,8 +222,8 @@ impl Connection {
             .map(|token| OauthRefresh::from_record(record, token));
         Connection {
             oauth,
-            id: record.id.clone(),
-            provider: record.provider.clone(),
+            id: Arc::from(record.id.as_str()),
+            provider: Arc::from(record.provider.as_str()),
             name: record.name.clone(),
             api_format: record.api_format,
             priority: record.priority,

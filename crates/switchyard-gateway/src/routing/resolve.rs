@@ -32,7 +32,7 @@ pub struct Candidate {
     /// The connection.
     pub connection: Arc<Connection>,
     /// The upstream model id.
-    pub model: String,
+    pub model: Arc<str>,
     /// The combo target's weight (`weighted`; 1 outside combos).
     pub weight: u32,
 }
@@ -78,6 +78,12 @@ pub struct CandidatePlan {
     /// Whether some candidate needs the request translated from the client's
     /// format (the body is then checked for translatability up front).
     pub translates: bool,
+    /// How the name matched, in the words of a request's route trace; with
+    /// [`CandidatePlan::strategy_name`], worded once per plan (the memo keeps
+    /// plans) rather than per request.
+    pub resolved_as: Arc<str>,
+    /// [`CandidatePlan::strategy`]'s name.
+    pub strategy_name: Arc<str>,
 }
 
 /// A resolved target before connections are chosen.
@@ -274,13 +280,13 @@ impl RoutingTable {
             let conns = self.by_provider.get(&target.provider).map(Vec::as_slice).unwrap_or(&[]);
             let first = candidates.len();
             for conn in conns {
-                if !conn.enabled || target.connection.as_ref().is_some_and(|pin| pin != &conn.id) {
+                if !conn.enabled || target.connection.as_ref().is_some_and(|pin| pin.as_str() != &*conn.id) {
                     continue;
                 }
-                if seen.insert((conn.id.as_str(), target.model.as_str())) {
+                if seen.insert((&*conn.id, target.model.as_str())) {
                     candidates.push(Candidate {
                         connection: conn.clone(),
-                        model: target.model.clone(),
+                        model: Arc::from(target.model.as_str()),
                         weight: target.weight,
                     });
                 }
@@ -294,7 +300,21 @@ impl RoutingTable {
             return Err(self.nothing_executable(model, targets.len(), false));
         }
         let translates = candidates.iter().any(|c| !c.connection.api_format.serves_natively(format));
-        Ok(CandidatePlan { kind, combo, strategy, targets: targets.len(), candidates, translates })
+        let resolved_as: Arc<str> = match &kind {
+            RouteKind::Combo(name) => format!("combo '{name}'").into(),
+            RouteKind::Alias(name) => format!("alias '{name}'").into(),
+            RouteKind::Direct => "provider/model or catalogue".into(),
+        };
+        Ok(CandidatePlan {
+            kind,
+            combo,
+            strategy,
+            targets: targets.len(),
+            candidates,
+            translates,
+            resolved_as,
+            strategy_name: strategy.as_str().into(),
+        })
     }
 
     fn nothing_executable(&self, model: &str, targets: usize, by_key: bool) -> GatewayError {
@@ -441,7 +461,7 @@ mod tests {
         // Another format's connection serves (translated)...
         let plan = table().plan("glm/glm-4.6", ClientFormat::AnthropicMessages, None);
         let plan = plan.unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(plan.candidates.iter().map(|c| c.connection.id.as_str()).collect::<Vec<_>>(), ["g1"]);
+        assert_eq!(plan.candidates.iter().map(|c| &*c.connection.id).collect::<Vec<_>>(), ["g1"]);
         // ...but within a priority level the client's own format goes first, and
         // priority still outranks format.
         let t = RoutingTable::build(
@@ -458,7 +478,7 @@ mod tests {
         );
         let order = |f| {
             t.plan("mix/m", f, None)
-                .map(|p| p.candidates.iter().map(|c| c.connection.id.clone()).collect::<Vec<_>>())
+                .map(|p| p.candidates.iter().map(|c| c.connection.id.to_string()).collect::<Vec<_>>())
                 .unwrap_or_default()
         };
         assert_eq!(order(ClientFormat::AnthropicMessages), ["x-early", "x-msgs", "x-chat"]);

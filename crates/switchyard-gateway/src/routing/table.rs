@@ -15,8 +15,8 @@ use crate::store::{AliasRecord, ApiKeyRecord, ComboRecord, ConnectionRecord};
 /// A client key as the request path sees it (hash only).
 #[derive(Debug, Clone)]
 pub struct ClientKey {
-    /// Stable id, logged with each attempt.
-    pub id: String,
+    /// Stable id, logged with each attempt (shared with the log rows).
+    pub id: Arc<str>,
     /// Granted scopes.
     pub scopes: Vec<String>,
     /// Allowed connection ids; empty = all.
@@ -75,12 +75,12 @@ impl RoutingTable {
         let mut table = RoutingTable { gateway, ..RoutingTable::default() };
         for record in connections {
             let conn = Arc::new(Connection::from_record(record, flows));
-            table.by_id.insert(conn.id.clone(), conn.clone());
-            table.by_provider.entry(conn.provider.clone()).or_default().push(conn.clone());
+            table.by_id.insert(conn.id.to_string(), conn.clone());
+            table.by_provider.entry(conn.provider.to_string()).or_default().push(conn.clone());
             for model in &conn.models {
                 let providers = table.catalogue.entry(model.clone()).or_default();
-                if !providers.contains(&conn.provider) {
-                    providers.push(conn.provider.clone());
+                if !providers.iter().any(|p| **p == *conn.provider) {
+                    providers.push(conn.provider.to_string());
                 }
             }
         }
@@ -89,7 +89,7 @@ impl RoutingTable {
                 table.client_keys.insert(
                     hash,
                     Arc::new(ClientKey {
-                        id: key.id.clone(),
+                        id: Arc::from(key.id.as_str()),
                         scopes: key.scopes.clone(),
                         allowed_connections: key.allowed_connections.clone(),
                     }),

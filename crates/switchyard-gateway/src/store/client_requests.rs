@@ -1,6 +1,8 @@
 //! The `client_requests` table: one row per client request with its final outcome
 //! and route (the agent's view); the attempts stay in `request_log`.
 
+use std::sync::Arc;
+
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use switchyard_types::UnixMillis;
@@ -21,11 +23,11 @@ pub(super) static REQUEST_INSERT: MultiInsert = MultiInsert::new(
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestLogRow {
     /// Request id (shared with its attempts).
-    pub request_id: String,
+    pub request_id: Arc<str>,
     /// Arrival.
     pub at: UnixMillis,
     /// Client key id.
-    pub api_key_id: Option<String>,
+    pub api_key_id: Option<Arc<str>>,
     /// Client route.
     pub route: &'static str,
     /// The model the client named.
@@ -37,7 +39,7 @@ pub struct RequestLogRow {
     /// The gateway's error code, when it answered the error itself.
     pub error_code: Option<String>,
     /// The connection that served it, or was tried last.
-    pub connection_id: Option<String>,
+    pub connection_id: Option<Arc<str>>,
     /// Upstream attempts.
     pub attempts: u32,
     /// Of those, failed.
@@ -52,15 +54,15 @@ pub struct RequestLogRow {
 pub(super) fn bind_request<Q: LogValues>(query: Q, r: RequestLogRow) -> Q {
     let trace = serde_json::to_string(&r.route_trace).unwrap_or_else(|_| "{}".to_owned());
     query
-        .text(r.request_id)
+        .shared(r.request_id)
         .int(r.at.0)
-        .opt_text(r.api_key_id)
+        .opt_shared(r.api_key_id)
         .word(r.route)
         .text(r.model)
         .int(i64::from(r.status))
         .word(outcome_name(r.outcome))
         .opt_text(r.error_code)
-        .opt_text(r.connection_id)
+        .opt_shared(r.connection_id)
         .int(i64::from(r.attempts))
         .int(i64::from(r.failed_attempts))
         .int(i64::from(r.latency_ms))

@@ -320,12 +320,12 @@ mod tests {
             let odd = i % 2 == 1;
             let attempt = AttemptLogRow {
                 at,
-                request_id: format!("req-{i:04}"),
-                api_key_id: odd.then(|| "key-\"a\"".to_owned()),
+                request_id: format!("req-{i:04}").into(),
+                api_key_id: odd.then(|| "key-\"a\"".into()),
                 route: "/v1/messages",
-                provider: "anthropic".to_owned(),
-                connection_id: format!("conn-{}", i % 3),
-                model: "claude-ß-\\-☃".to_owned(),
+                provider: "anthropic".into(),
+                connection_id: format!("conn-{}", i % 3).into(),
+                model: "claude-ß-\\-☃".into(),
                 status: (!odd).then_some(200),
                 latency_ms: i as u32,
                 bytes: u64::MAX - i as u64,
@@ -342,7 +342,7 @@ mod tests {
                 at,
                 api_key_id: attempt.api_key_id.clone(),
                 route: attempt.route,
-                model: attempt.model.clone(),
+                model: attempt.model.to_string(),
                 status: if odd { 504 } else { 200 },
                 outcome: if odd { RequestOutcome::Failed } else { RequestOutcome::Served },
                 error_code: odd.then(|| "upstream_timeout".to_owned()),
@@ -351,8 +351,8 @@ mod tests {
                 failed_attempts: u32::from(odd),
                 latency_ms: i as u32,
                 route_trace: RouteTraceView {
-                    resolved_as: format!("alias 'x{i}' → \"y\""),
-                    strategy: "priority".to_owned(),
+                    resolved_as: format!("alias 'x{i}' → \"y\"").into(),
+                    strategy: "priority".into(),
                     candidates: Vec::new(),
                     notes: vec!["line\nbreak".to_owned()],
                 },
@@ -410,7 +410,7 @@ mod tests {
         let (entry, trace) =
             small.get_request("req-0003").await.ok().flatten().unwrap_or_else(|| panic!("no req-0003"));
         assert_eq!((entry.status, entry.outcome, entry.connection), (504, RequestOutcome::Failed, None));
-        assert_eq!(trace.resolved_as, "alias 'x3' → \"y\"");
+        assert_eq!(&*trace.resolved_as, "alias 'x3' → \"y\"");
         assert_eq!(trace.notes, ["line\nbreak"]);
         let counts = small.summary_counts(UnixMillis(T0 + 200_000)).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(counts.attempts_last_hour, (rows as u32, rows as u32 / 2));

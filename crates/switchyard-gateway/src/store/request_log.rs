@@ -1,6 +1,8 @@
 //! The `request_log` table: one row per upstream attempt, bounded retention. Its
 //! rows are written by the log writer's store (`log_store`).
 
+use std::sync::Arc;
+
 use sqlx::Row;
 use switchyard_types::UnixMillis;
 use switchyard_types::api::{RequestLogEntryView, TokenUsageView};
@@ -15,17 +17,17 @@ pub struct AttemptLogRow {
     /// Attempt start.
     pub at: UnixMillis,
     /// Client request id.
-    pub request_id: String,
+    pub request_id: Arc<str>,
     /// Client key id.
-    pub api_key_id: Option<String>,
+    pub api_key_id: Option<Arc<str>>,
     /// Client route.
     pub route: &'static str,
-    /// Provider.
-    pub provider: String,
-    /// Connection.
-    pub connection_id: String,
-    /// Upstream model.
-    pub model: String,
+    /// Provider (the routing snapshot's, shared).
+    pub provider: Arc<str>,
+    /// Connection (the routing snapshot's, shared).
+    pub connection_id: Arc<str>,
+    /// Upstream model (the routing plan's, shared).
+    pub model: Arc<str>,
     /// Upstream status.
     pub status: Option<u16>,
     /// Duration in ms.
@@ -63,12 +65,12 @@ pub(super) fn bind_attempt<Q: LogValues>(query: Q, r: AttemptLogRow) -> Q {
     let tokens = r.tokens;
     query
         .int(r.at.0)
-        .text(r.request_id)
-        .opt_text(r.api_key_id)
+        .shared(r.request_id)
+        .opt_shared(r.api_key_id)
         .word(r.route)
-        .text(r.provider)
-        .text(r.connection_id)
-        .text(r.model)
+        .shared(r.provider)
+        .shared(r.connection_id)
+        .shared(r.model)
         .opt_int(r.status.map(i64::from))
         .int(i64::from(r.latency_ms))
         .int(i64::try_from(r.bytes).unwrap_or(i64::MAX))

@@ -68,8 +68,8 @@ pub(super) async fn error_answer(mut cx: Box<AttemptCx<'_>>, response: HopRespon
     );
     let now = cx.state.clock.now_wall();
     AttemptResult::Failed(Failure {
-        connection: cx.candidate.connection.id.clone(),
-        model: cx.candidate.model.clone(),
+        connection: cx.candidate.connection.id.to_string(),
+        model: cx.candidate.model.to_string(),
         outcome,
         status: Some(shown),
         reason: verdict.reason,

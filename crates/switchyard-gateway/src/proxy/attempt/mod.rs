@@ -146,8 +146,8 @@ impl AttemptCx<'_> {
         );
         let now = self.state.clock.now_wall();
         AttemptResult::Failed(Failure {
-            connection: self.candidate.connection.id.clone(),
-            model: self.candidate.model.clone(),
+            connection: self.candidate.connection.id.to_string(),
+            model: self.candidate.model.to_string(),
             outcome: err.message(),
             status: None,
             reason,
