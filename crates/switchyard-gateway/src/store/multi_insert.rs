@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use sqlx::query::Query;
-use sqlx::{Any, Database, Sqlite};
+use sqlx::{Any, Database, Encode, Sqlite, Type};
 
 /// A log insert being bound: with SQLite's own driver on a SQLite file, with `Any`
 /// on Postgres (see `log_store`).
@@ -63,7 +63,45 @@ pub trait LogValues: Sized {
     fn word(self, value: &'static str) -> Self;
 }
 
-impl LogValues for InsertQuery<'_, Sqlite> {
+/// How a driver takes a shared text: SQLite's binds the `Arc` itself (sqlx's
+/// `TextSlice`); `Any` (Postgres) has no encoding for `Arc<str>`, so it gets a copy.
+pub trait SharedText: Database {
+    /// What a shared text is bound as.
+    type Shared: for<'t> Encode<'t, Self> + Type<Self> + Send + 'static;
+    /// `text` as this driver binds it.
+    fn shared(text: Arc<str>) -> Self::Shared;
+    /// A string literal as this driver binds it.
+    fn word(text: &'static str) -> Self::Shared;
+}
+
+impl SharedText for Sqlite {
+    type Shared = Arc<str>;
+    fn shared(text: Arc<str>) -> Arc<str> {
+        text
+    }
+    fn word(text: &'static str) -> Arc<str> {
+        shared_word(text)
+    }
+}
+
+impl SharedText for Any {
+    type Shared = String;
+    fn shared(text: Arc<str>) -> String {
+        text.to_string()
+    }
+    fn word(text: &'static str) -> String {
+        text.to_owned()
+    }
+}
+
+impl<DB: SharedText> LogValues for InsertQuery<'_, DB>
+where
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<i64>: Encode<'t, DB> + Type<DB>,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<String>: Encode<'t, DB> + Type<DB>,
+    for<'t> Option<DB::Shared>: Encode<'t, DB> + Type<DB>,
+{
     fn int(self, value: i64) -> Self {
         self.bind(value)
     }
@@ -77,13 +115,13 @@ impl LogValues for InsertQuery<'_, Sqlite> {
         self.bind(value)
     }
     fn shared(self, value: Arc<str>) -> Self {
-        self.bind(value)
+        self.bind(DB::shared(value))
     }
     fn opt_shared(self, value: Option<Arc<str>>) -> Self {
-        self.bind(value)
+        self.bind(value.map(DB::shared))
     }
     fn word(self, value: &'static str) -> Self {
-        self.bind(shared_word(value))
+        self.bind(DB::word(value))
     }
 }
 
@@ -104,31 +142,6 @@ fn shared_word(word: &'static str) -> Arc<str> {
         words.push((word, shared.clone()));
         shared
     })
-}
-
-/// `Any` (Postgres) has no encoding for `Arc<str>`: shared texts go as copies.
-impl LogValues for InsertQuery<'_, Any> {
-    fn int(self, value: i64) -> Self {
-        self.bind(value)
-    }
-    fn opt_int(self, value: Option<i64>) -> Self {
-        self.bind(value)
-    }
-    fn text(self, value: String) -> Self {
-        self.bind(value)
-    }
-    fn opt_text(self, value: Option<String>) -> Self {
-        self.bind(value)
-    }
-    fn shared(self, value: Arc<str>) -> Self {
-        self.bind(value.to_string())
-    }
-    fn opt_shared(self, value: Option<Arc<str>>) -> Self {
-        self.bind(value.map(|v| v.to_string()))
-    }
-    fn word(self, value: &'static str) -> Self {
-        self.bind(value)
-    }
 }
 
 /// Binds `rows` rows of `columns` NULLs: the rows a padded statement lacks.
