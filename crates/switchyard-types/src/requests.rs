@@ -46,10 +46,11 @@ pub enum CandidateFate {
     NotReached,
 }
 
-/// One candidate of a request's plan. Its names are the routing snapshot's shared
-/// texts (a string on the wire): the gateway writes one of these per request it
-/// serves, and a copy of each name per row cost an allocation on the request path
-/// and a free on the log writer's thread.
+// Its names are the routing snapshot's shared texts (a string on the wire): the
+// gateway writes one of these per request it serves, and a copy of each name per
+// row cost an allocation on the request path and a free on the log writer's thread.
+// (A plain comment: doc comments go into the UI's TypeScript bindings.)
+/// One candidate of a request's plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteCandidateView {
@@ -71,8 +72,8 @@ pub struct RouteCandidateView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, specta::Type)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteTraceView {
+    // Shared with the plan, which words it once.
     /// How the model name matched (`combo 'team'`, `alias 'fast' → ...`, `provider/model`, `catalogue`).
-    /// Shared with the plan, which words it once.
     pub resolved_as: Arc<str>,
     /// The strategy that ordered the candidates (`priority`, `round-robin`, ...).
     pub strategy: Arc<str>,
