@@ -25,7 +25,8 @@ const MAX_MODEL_CHARS: usize = 200;
 /// `request_id`; a random id put every insert on a random page of those B-trees, so a
 /// batch of 1,024 rows dirtied ~2,000 index pages (8 MB of WAL) and the page cache
 /// spilled mid-transaction. Time-ordered ids append to the index's last pages.
-/// Shared: the request's log rows and its answer's header take it by reference count.
+/// Shared: the request's two log rows and its keep-alive wrapper hold it by
+/// reference count instead of a copy each.
 pub fn new_request_id() -> Arc<str> {
     let mut text = [0_u8; uuid::fmt::Simple::LENGTH];
     Arc::from(&*uuid::Uuid::now_v7().simple().encode_lower(&mut text))
