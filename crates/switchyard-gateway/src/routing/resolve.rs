@@ -279,6 +279,8 @@ impl RoutingTable {
         for target in &targets {
             let conns = self.by_provider.get(&target.provider).map(Vec::as_slice).unwrap_or(&[]);
             let first = candidates.len();
+            // One copy of the model name for all of this target's candidates.
+            let model: Arc<str> = Arc::from(target.model.as_str());
             for conn in conns {
                 if !conn.enabled || target.connection.as_ref().is_some_and(|pin| pin.as_str() != &*conn.id) {
                     continue;
@@ -286,7 +288,7 @@ impl RoutingTable {
                 if seen.insert((&*conn.id, target.model.as_str())) {
                     candidates.push(Candidate {
                         connection: conn.clone(),
-                        model: Arc::from(target.model.as_str()),
+                        model: model.clone(),
                         weight: target.weight,
                     });
                 }
