@@ -28,6 +28,7 @@ mod stats;
 mod streams;
 mod targets;
 mod team;
+mod train;
 mod turns;
 mod upstream;
 
@@ -109,6 +110,10 @@ enum Internal {
     /// The proxy hop's HTTP client: the same relay on hyper's connection-level
     /// client, hyper-util's pooled client and reqwest, in one run (ADR 0011).
     HopAb(hop_ab::HopAbArgs),
+    /// The profile-guided build's training workload: every client format against
+    /// both upstream formats, streamed and not, at an agent's pace and under load
+    /// (see `train` and scripts/pgo-build.sh).
+    Train(train::TrainArgs),
     /// The reference relay (see `relay`); started by the benchmark itself.
     #[command(hide = true)]
     Relay {
@@ -308,6 +313,11 @@ async fn main() -> anyhow::Result<()> {
         Some(Internal::History(args)) => {
             let bin = args.gateway_bin.clone().map_or_else(default_gateway_bin, Ok)?;
             return history::run(args, &bin, &command).await;
+        }
+        Some(Internal::Train(args)) => {
+            raise_nofile_limit();
+            let bin = args.gateway_bin.clone().map_or_else(default_gateway_bin, Ok)?;
+            return train::run(args, &bin).await;
         }
         Some(Internal::Team(args)) => {
             raise_nofile_limit();

@@ -83,7 +83,9 @@ pub fn markdown(r: &Results) -> String {
          `--help` lists the knobs. `scripts/bench-ab.sh [--candidate CREV] [REV] [ARGS]` \
          builds the gateway of an older revision (default `1f49985`) in a separate worktree \
          and runs an A/B comparison against it (`--baseline-bin`); `--candidate` measures a \
-         committed revision instead of this working tree.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
+         committed revision instead of this working tree. The profile-guided build \
+         (docs/adr/0013-profile-guided-build.md): `bash scripts/pgo-build.sh` prints its \
+         binary's path; pass it as `--gateway-bin`.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
          1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
          workers; {} concurrent streams of {} frames every {} ms.\n",
         s.command,

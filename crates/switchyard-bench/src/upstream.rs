@@ -7,13 +7,17 @@
 //! every request behind a mutex, which is right for tests and wrong here).
 //!
 //! Answers:
-//! - `POST /v1/chat/completions`: a small fixed Chat Completions JSON body.
+//! - `POST /v1/chat/completions`: a small fixed Chat Completions JSON body, or its
+//!   SSE stream when the body has `"stream":true`.
 //! - `POST /v1/messages`: with `"stream":true` in the body, a fixed Anthropic SSE
 //!   stream; otherwise a fixed Anthropic message.
+//! - `POST /v1/responses`: a fixed Responses API object, or its SSE stream.
 //! - anything else: 404.
 //!
 //! [`Pace::Fast`] sends the 7-frame stream at once; [`Pace::Slow`] sends one frame per
-//! interval, so that streams stay open long enough to hold many of them at once.
+//! interval, so that streams stay open long enough to hold many of them at once (the
+//! Anthropic stream only: the other two formats' streams are always sent at once;
+//! only the PGO training run, `train`, asks for them).
 //! The server runs until dropped (its accept loop is aborted).
 
 use std::convert::Infallible;
@@ -54,8 +58,11 @@ pub enum Pace {
 /// Bodies built once and shared by every response.
 struct Bodies {
     chat: Bytes,
+    chat_sse: Arc<[Bytes]>,
     message: Bytes,
     sse: Arc<[Bytes]>,
+    responses: Bytes,
+    responses_sse: Arc<[Bytes]>,
     pace: Pace,
 }
 
@@ -67,10 +74,14 @@ impl Bodies {
             Pace::Fast => wire::anthropic_sse("claude-bench", "pong"),
             Pace::Slow { frames, .. } => long_anthropic_sse(frames),
         };
+        let frames = |texts: Vec<String>| -> Arc<[Bytes]> { texts.into_iter().map(Bytes::from).collect() };
         Bodies {
             chat: Bytes::from(chat),
+            chat_sse: frames(wire::chat_sse("bench-model", "pong")),
             message: Bytes::from(message),
-            sse: sse.into_iter().map(Bytes::from).collect(),
+            sse: frames(sse),
+            responses: Bytes::from(wire::responses_json("bench-model", "pong").to_string()),
+            responses_sse: frames(wire::responses_sse("bench-model", "pong")),
             pace,
         }
     }
@@ -150,16 +161,19 @@ async fn answer(req: Request<Incoming>, bodies: Arc<Bodies>) -> Result<Response<
     let path = req.uri().path().to_owned();
     let body = req.into_body().collect().await?.to_bytes();
     let response = match path.as_str() {
+        "/v1/chat/completions" if wants_stream(&body) => sse_response(bodies.chat_sse.clone(), Pace::Fast),
         "/v1/chat/completions" => json_response(bodies.chat.clone()),
-        "/v1/messages" if wants_stream(&body) => sse_response(&bodies),
+        "/v1/messages" if wants_stream(&body) => sse_response(bodies.sse.clone(), bodies.pace),
         "/v1/messages" => json_response(bodies.message.clone()),
+        "/v1/responses" if wants_stream(&body) => sse_response(bodies.responses_sse.clone(), Pace::Fast),
+        "/v1/responses" => json_response(bodies.responses.clone()),
         _ => status_only(StatusCode::NOT_FOUND),
     };
     Ok(response)
 }
 
 /// Whether a JSON request body asks for a stream (compact or spaced JSON).
-fn wants_stream(body: &[u8]) -> bool {
+pub(crate) fn wants_stream(body: &[u8]) -> bool {
     memchr::memmem::find(body, b"\"stream\":true").is_some()
         || memchr::memmem::find(body, b"\"stream\": true").is_some()
 }
@@ -176,9 +190,8 @@ fn json_response(body: Bytes) -> Response<ResponseBody> {
     response
 }
 
-fn sse_response(bodies: &Bodies) -> Response<ResponseBody> {
-    let frames = bodies.sse.clone();
-    let body = match bodies.pace {
+fn sse_response(frames: Arc<[Bytes]>, pace: Pace) -> Response<ResponseBody> {
+    let body = match pace {
         Pace::Fast => {
             let chunks: Vec<Result<Frame<Bytes>, Infallible>> =
                 frames.iter().map(|f| Ok(Frame::data(f.clone()))).collect();
