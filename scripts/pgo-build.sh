@@ -55,7 +55,7 @@ step "training (log: $work/train.log)"
   "$bench" --quick --gateway-bin "$instrumented"
 } >"$work/train.log" 2>&1 || { tail -40 "$work/train.log" >&2; exit 1; }
 ls "$raw"/*.profraw >/dev/null 2>&1 || { echo "the instrumented gateway wrote no profile" >&2; exit 1; }
-"$profdata" merge -o "$work/switchyard.profdata" "$raw"/*.profraw
+"$profdata" merge -o "$work/switchyard.profdata" "$raw"/*.profraw >&2
 
 step "optimized gateway (-Cprofile-use)"
 RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$work/switchyard.profdata" CARGO_TARGET_DIR="$work/optimized" \
