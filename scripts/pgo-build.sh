@@ -43,13 +43,15 @@ CARGO_TARGET_DIR="$target" cargo build --release --locked -p switchyard-bench >&
 bench="$target/release/switchyard-bench"
 
 step "instrumented gateway"
-rm -rf "$raw"
-mkdir -p "$raw"
 RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" CARGO_TARGET_DIR="$work/instrumented" \
   cargo build --release --locked -p switchyard-gateway --bin switchyard >&2
 instrumented="$work/instrumented/release/switchyard"
 
 step "training (log: $work/train.log)"
+# Cleared after the build: RUSTFLAGS instruments build scripts and proc macros too,
+# and their profiles, written while the build runs, are not the gateway's.
+rm -rf "$raw"
+mkdir -p "$raw"
 {
   "$bench" train --gateway-bin "$instrumented"
   "$bench" --quick --gateway-bin "$instrumented"

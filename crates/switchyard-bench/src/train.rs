@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -228,9 +228,6 @@ async fn load(
     }
     for task in tasks {
         task.await??;
-    }
-    if cases.iter().any(|c| c.done.load(Ordering::Relaxed) == 0) {
-        bail!("a combination never answered");
     }
     Ok(())
 }
