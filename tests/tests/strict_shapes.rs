@@ -181,6 +181,34 @@ async fn a_wrong_method_gets_405_with_a_json_body_in_the_routes_format() {
 }
 
 #[tokio::test]
+async fn near_misses_of_the_inference_paths_are_not_routes() {
+    // The connection dispatches a POST to the four inference paths itself (not
+    // through the router, `http::App`): only the exact paths, as the router matched
+    // them. A trailing slash, another case or a longer path is a 404 in the format
+    // of the path, and reaches no upstream; the exact path still forwards.
+    let mut up = FakeUpstream::start(Reply::json(200, json!({"id": "msg_1"}))).await;
+    up.expect_calls(1);
+    let gw = TestGateway::start(&config(&up)).await;
+    let body = json!({"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]});
+    for path in [
+        "/v1/messages/",
+        "/V1/messages",
+        "/v1/Messages",
+        "/v1/chat/completions/",
+        "/v1/responses/x",
+        "/v1/messages/count_tokens/",
+        "//v1/messages",
+    ] {
+        let response = gw.post(path, &body).await;
+        assert_eq!(response.status(), 404, "{path}");
+        assert_eq!(response.headers()["x-switchyard-error"], "not_found", "{path}");
+    }
+    let response = gw.post("/v1/messages?beta=true", &body).await;
+    assert_eq!(response.status(), 200, "the exact path with a query forwards");
+    assert_eq!(body_json(response).await["id"], "msg_1");
+}
+
+#[tokio::test]
 async fn every_oversized_body_gets_413_with_one_limit_and_a_json_body() {
     let mut up = FakeUpstream::start(Reply::json(200, json!({}))).await;
     up.expect_calls(0);

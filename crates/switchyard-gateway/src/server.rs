@@ -285,7 +285,7 @@ impl Gateway {
             ui_dir: config.ui_dir.clone(),
             started: tokio::time::Instant::now(),
         });
-        let app = crate::http::router(state.clone());
+        let app = crate::http::App::new(state.clone());
         let server = crate::conn::spawn(
             listener,
             app,

@@ -9,19 +9,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
-use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tower_service::Service;
 
 use super::body::{DeadlineBody, TrackedBody};
 use super::slots::Admitted;
 use crate::clock::{GatewayClock, Wait};
+use crate::http::App;
 
 /// How long an evicted connection that has served requests may take to flush its
 /// last response before it is dropped.
@@ -30,7 +28,7 @@ const EVICTION_FLUSH_GRACE: Duration = Duration::from_secs(1);
 /// What every connection of one listener shares.
 pub struct ConnectionContext {
     /// The application.
-    pub app: Router,
+    pub app: App,
     /// hyper's HTTP/1.1 settings (timer, header-read timeout, keep-alive).
     pub http: http1::Builder,
     /// The gateway's clock.
@@ -55,15 +53,10 @@ pub async fn serve(
             let busy = slot.begin();
             let clock = context.clock.clone();
             let timeout = context.body_read_timeout;
-            let mut request = request.map(|b| Body::new(DeadlineBody::new(b, clock, timeout)));
-            request.extensions_mut().insert(ConnectInfo(peer));
-            let mut app = context.app.clone();
+            let request = request.map(|b| Body::new(DeadlineBody::new(b, clock, timeout)));
+            let context = context.clone();
             async move {
-                // A `Router` is always ready, so `call` needs no `poll_ready` first.
-                let response = match app.call(request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                };
+                let response = context.app.call(request, peer).await;
                 Ok::<_, Infallible>(response.map(|b| Body::new(TrackedBody::new(b, busy))))
             }
         })

@@ -24,7 +24,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use hyper::server::conn::http1;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
@@ -35,6 +34,7 @@ pub use fd_limit::{connection_cap, raise_nofile_limit};
 pub use timer::ClockTimer;
 
 use crate::clock::GatewayClock;
+use crate::http::App;
 use connection::ConnectionContext;
 use lanes::Lanes;
 use slots::Slots;
@@ -92,7 +92,7 @@ pub struct Server {
 /// connection on one of `lanes`.
 pub fn spawn(
     listener: TcpListener,
-    app: Router,
+    app: App,
     options: &ConnectionOptions,
     lanes: Arc<Lanes>,
     clock: Arc<dyn GatewayClock>,
@@ -204,7 +204,14 @@ mod tests {
         let stop = CancellationToken::new();
         let lanes = Lanes::start(1).unwrap_or_else(|e| panic!("{e}"));
         let spawn = |listener, options: &ConnectionOptions| {
-            spawn(listener, Router::new(), options, lanes.clone(), Arc::new(SystemClock), stop.clone())
+            spawn(
+                listener,
+                App::routes_only(axum::Router::new()),
+                options,
+                lanes.clone(),
+                Arc::new(SystemClock),
+                stop.clone(),
+            )
         };
         let zero = spawn(listen().await, &options(Some(0)));
         assert!(zero.err().is_some_and(|e| e.to_string().contains("at least 1")));

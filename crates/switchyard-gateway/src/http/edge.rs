@@ -46,13 +46,18 @@ fn code_for(status: StatusCode) -> Option<ErrorCode> {
 /// the management envelope. One layer, not three: each `from_fn` layer costs a boxed
 /// future and a service clone per request.
 pub async fn guards(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(refused) = host::check(&state, &request).or_else(|| origin::check(&state, &request)) {
+    if let Some(refused) = refusal(&state, &request) {
         return refused;
     }
     if ErrorFormat::for_path(request.uri().path()) != ErrorFormat::Management {
         return next.run(request).await;
     }
     envelope_errors(request, next).await
+}
+
+/// The Host guard's answer, else the Origin guard's, for a request they refuse.
+pub fn refusal(state: &AppState, request: &Request) -> Option<Response> {
+    host::check(state, request).or_else(|| origin::check(state, request))
 }
 
 /// Renders framework-made error responses of a management route in the management

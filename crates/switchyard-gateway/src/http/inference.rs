@@ -56,32 +56,50 @@ pub static RESPONSES: Endpoint = Endpoint {
     route: "/v1/responses",
 };
 
-/// The POST handler of one client endpoint.
+/// The endpoint a POST to `path` reaches, if it is one of the four. The
+/// connection dispatches these itself ([`super::App::call`]); the router has them too,
+/// for its method handling (`GET /v1/chat/completions` is a 405 naming `POST`).
+pub fn endpoint_for(path: &str) -> Option<&'static Endpoint> {
+    match path {
+        "/v1/chat/completions" => Some(&CHAT_COMPLETIONS),
+        "/v1/messages" => Some(&MESSAGES),
+        "/v1/responses" => Some(&RESPONSES),
+        "/v1/messages/count_tokens" => Some(&COUNT_TOKENS),
+        _ => None,
+    }
+}
+
+/// The POST handler of one client endpoint, as a route of the router.
 pub fn post_handler(ep: &'static Endpoint) -> MethodRouter<AppState> {
     post(
         move |State(state): State<AppState>,
               ConnectInfo(peer): ConnectInfo<SocketAddr>,
               uri: Uri,
               headers: HeaderMap,
-              body: Body| async move {
-            let mut seen = Refusal::default();
-            match prepare_and_forward(&state, Some(peer), &uri, headers, body, ep, &mut seen).await {
-                Ok(response) => response,
-                Err(e) => {
-                    let response = e.into_response();
-                    let at = state.clock.now_wall();
-                    state.log.record_request(refused_row(
-                        ep.route,
-                        at,
-                        seen.api_key_id,
-                        seen.model,
-                        &response,
-                    ));
-                    response
-                }
-            }
-        },
+              body: Body| async move { handle(&state, ep, Some(peer), &uri, headers, body).await },
     )
+}
+
+/// One request to a client endpoint, answered: forwarded, or refused in the
+/// endpoint's wire format (and logged as refused).
+pub async fn handle(
+    state: &AppState,
+    ep: &'static Endpoint,
+    peer: Option<SocketAddr>,
+    uri: &Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let mut seen = Refusal::default();
+    match prepare_and_forward(state, peer, uri, headers, body, ep, &mut seen).await {
+        Ok(response) => response,
+        Err(e) => {
+            let response = e.into_response();
+            let at = state.clock.now_wall();
+            state.log.record_request(refused_row(ep.route, at, seen.api_key_id, seen.model, &response));
+            response
+        }
+    }
 }
 
 /// `GET /v1/responses`: Codex's built-in provider tries a WebSocket here first.

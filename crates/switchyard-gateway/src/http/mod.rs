@@ -2,6 +2,7 @@
 //! (`/api`), the settings UI's static files (`/ui/`), and the guards in front of
 //! them (Host, Origin, tokens), with one error envelope for every route.
 
+mod app;
 mod body;
 mod edge;
 mod events;
@@ -15,13 +16,14 @@ mod models;
 mod origin;
 mod ui;
 
+pub use app::App;
 use axum::Router;
 use axum::middleware;
 use axum::routing::get;
 
 use crate::state::AppState;
 
-/// The whole application router.
+/// The whole application router (a connection serves it through [`App`]).
 pub fn router(state: AppState) -> Router {
     let inference = Router::new()
         .route("/v1/messages", inference::post_handler(&inference::MESSAGES))
