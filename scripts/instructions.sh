@@ -13,7 +13,8 @@
 # streaming time-to-first-byte row. Default KIND=chat (non-streaming chat completions).
 #
 # KEEP=DIR keeps the callgrind files there (gateway.cg.1-NN per thread, relay.cg.1-NN;
-# read them with callgrind_annotate). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
+# read them with callgrind_annotate; names are written in full in every thread's file,
+# not compressed across files, so each file reads on its own). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
 # /var/cache/switchyard/target): `cargo build --release -p switchyard-gateway -p
 # switchyard-bench`. GATEWAY=/path/to/switchyard measures another build.
 #
@@ -99,7 +100,7 @@ measure() {
   local port; port=$(free_port)
   local out="$WORK/$name.cg"
   # shellcheck disable=SC2068
-  valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" \
+  valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --callgrind-out-file="$out" \
     $@ --listen "127.0.0.1:$port" >"$WORK/$name.log" 2>&1 &
   local pid=$!
   PIDS+=($pid)
