@@ -55,22 +55,10 @@ cleanup() {
 trap cleanup EXIT
 
 FIRST=${1#*=}; FIRST=${FIRST%%@*}
-"$BENCH" soak --rate 1 --minutes 30 --sample-secs 600 --stream-every 0 --gateway-bin "$FIRST" \
-  >"$WORK/soak.log" 2>&1 &
-UPSTREAM_PID=$!
-PIDS+=("$UPSTREAM_PID")
-CONFIG=
-for _ in $(seq 150); do
-  CONFIG=$(pgrep -af "$FIRST serve" | grep -o -- '--config [^ ]*' | head -1 | cut -d' ' -f2 || true)
-  [ -n "$CONFIG" ] && [ -f "$CONFIG" ] && break
-  sleep 0.2
-done
-[ -n "$CONFIG" ] || { echo "the soak's gateway did not start:" >&2; cat "$WORK/soak.log" >&2; exit 1; }
-cp "$CONFIG" "$WORK/bench.toml"
-UPSTREAM=$(grep -m1 -o '127\.0\.0\.1:[0-9]*' "$WORK/bench.toml")
-KEY=$(grep -m1 -o 'key = "[^"]*"' "$WORK/bench.toml" | cut -d'"' -f2)
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# The fake upstream, hosted by the benchmark's soak (scripts/lib/soak-upstream.sh).
+source scripts/lib/soak-upstream.sh
+start_soak_upstream "$FIRST"
+UPSTREAM_PID=$SOAK_PID
 
 # One process per proxy: "label pid port" lines.
 : >"$WORK/proxies"
