@@ -25,7 +25,7 @@ use crate::state::AppState;
 pub struct Endpoint {
     format: ClientFormat,
     upstream: UpstreamEndpoint,
-    route: &'static str,
+    pub(super) route: &'static str,
 }
 
 /// `POST /v1/messages` (Anthropic Messages).
@@ -56,17 +56,13 @@ pub static RESPONSES: Endpoint = Endpoint {
     route: "/v1/responses",
 };
 
-/// The endpoint a POST to `path` reaches, if it is one of the four. The
-/// connection dispatches these itself ([`super::App::call`]); the router has them too,
-/// for its method handling (`GET /v1/chat/completions` is a 405 naming `POST`).
+/// The four client endpoints: the router's routes and the connection's direct
+/// dispatch ([`super::App::call`]) are both made from this list, by `route`.
+pub static ENDPOINTS: [&Endpoint; 4] = [&CHAT_COMPLETIONS, &MESSAGES, &RESPONSES, &COUNT_TOKENS];
+
+/// The endpoint a POST to exactly `path` reaches, if it is one of the four.
 pub fn endpoint_for(path: &str) -> Option<&'static Endpoint> {
-    match path {
-        "/v1/chat/completions" => Some(&CHAT_COMPLETIONS),
-        "/v1/messages" => Some(&MESSAGES),
-        "/v1/responses" => Some(&RESPONSES),
-        "/v1/messages/count_tokens" => Some(&COUNT_TOKENS),
-        _ => None,
-    }
+    ENDPOINTS.iter().copied().find(|ep| ep.route == path)
 }
 
 /// The POST handler of one client endpoint, as a route of the router.

@@ -25,14 +25,19 @@ use crate::state::AppState;
 
 /// The whole application router (a connection serves it through [`App`]).
 pub fn router(state: AppState) -> Router {
-    let inference = Router::new()
-        .route("/v1/messages", inference::post_handler(&inference::MESSAGES))
-        .route("/v1/messages/count_tokens", inference::post_handler(&inference::COUNT_TOKENS))
-        .route("/v1/chat/completions", inference::post_handler(&inference::CHAT_COMPLETIONS))
-        .route(
-            "/v1/responses",
-            inference::post_handler(&inference::RESPONSES).get(inference::responses_websocket),
-        )
+    // The four client endpoints (the connection also dispatches their POSTs itself,
+    // `App`); `GET /v1/responses` answers Codex's WebSocket attempt.
+    let mut inference = Router::new();
+    for ep in inference::ENDPOINTS {
+        let route = inference::post_handler(ep);
+        let route = if ep.route == inference::RESPONSES.route {
+            route.get(inference::responses_websocket)
+        } else {
+            route
+        };
+        inference = inference.route(ep.route, route);
+    }
+    let inference = inference
         .route("/v1/models", get(models::list_models))
         .route("/api/hello", get(inference::hello))
         // Called by agents with their client key, not the management token (SPEC §7).
