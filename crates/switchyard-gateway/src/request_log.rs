@@ -126,6 +126,8 @@ impl RequestLogSink {
     /// took [`FLUSH_WAIT`] without finishing, or is gone), so a read that follows
     /// sees them.
     pub async fn flush(&self) {
+        // Rows of answers already written may still be on their way here.
+        crate::conn::after_write::settled().await;
         if !self.shared.writing.load(Ordering::Acquire) {
             return;
         }
@@ -325,6 +327,12 @@ impl AttemptLog {
             row.latency_ms = elapsed_ms(self.started);
             self.sink.record(row);
         }
+    }
+
+    /// Moves the unwritten row into a new log (to finish later, elsewhere); this
+    /// one is left finished.
+    pub fn take(&mut self) -> AttemptLog {
+        AttemptLog { sink: self.sink.clone(), row: self.row.take(), started: self.started }
     }
 
     /// The status noted so far.

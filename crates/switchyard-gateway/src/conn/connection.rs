@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
+use super::after_write;
 use super::body::{DeadlineBody, TrackedBody};
 use super::slots::Admitted;
 use crate::clock::{GatewayClock, Wait};
@@ -67,7 +68,9 @@ pub async fn serve(
     let mut flush_deadline: Option<Wait> = None;
     loop {
         tokio::select! {
-            result = connection.as_mut() => {
+            // Bookkeeping the response deferred runs after each poll, once hyper
+            // has written what it could (`after_write`).
+            result = after_write::Scoped(connection.as_mut()) => {
                 if let Err(e) = result {
                     // Client resets, header timeouts and malformed requests end here.
                     tracing::debug!(event = "conn.closed", %peer, error = %e);

@@ -13,6 +13,7 @@
 //! error never ends the loop. On stop the listener closes at once, idle connections
 //! close, and busy ones finish their response.
 
+pub mod after_write;
 mod body;
 mod connection;
 mod fd_limit;

@@ -109,7 +109,7 @@ enum Pass {
 async fn candidates(state: &GatewayState, req: &ForwardRequest) -> Response {
     let mut trace = Trace::new(req, &state.log, state.clock.now_wall());
     let response = candidate_passes(state, req, &mut trace).await;
-    state.log.record_request(trace.finish(req, &response));
+    trace.record(&req.plan, &response);
     response
 }
 

@@ -51,6 +51,17 @@ impl AttemptGuard {
         }
     }
 
+    /// Moves the permits into a new guard (to settle later, elsewhere); this one
+    /// is left settled.
+    pub fn take(&mut self) -> AttemptGuard {
+        AttemptGuard {
+            engine: self.engine.clone(),
+            attempt: self.attempt.take(),
+            flow: self.flow.take(),
+            pace_up_to_ms: self.pace_up_to_ms,
+        }
+    }
+
     /// Releases the permits without a result.
     pub fn release(&mut self) {
         self.flow.take();

@@ -44,6 +44,7 @@ use super::usage_tap::UsageTap;
 use super::guard::AttemptGuard;
 use super::sse::{ProgressWatch, SseFraming};
 use crate::clock::{GatewayClock, Wait};
+use crate::conn::after_write;
 use crate::errors::stream_error_frame;
 use crate::request_log::AttemptLog;
 
@@ -172,35 +173,36 @@ impl Relay {
         })
     }
 
-    /// Hands the usage the answer reported to its log row.
-    fn note_tokens(&mut self) {
-        let tokens = match (self.body_usage.as_mut(), self.sse.as_ref()) {
-            (Some(tap), _) => {
-                tap.finish_body();
-                tap.view()
-            }
-            (None, Some((_, watch))) => watch.usage.as_ref().and_then(UsageTap::view),
-            (None, None) => None,
-        };
+    /// Hands the usage a stream that ended in an upstream error reported to its row.
+    fn note_stream_tokens(&mut self) {
+        let tokens = self.sse.as_ref().and_then(|(_, watch)| watch.usage.as_ref()).and_then(UsageTap::view);
         self.log.set_tokens(tokens);
     }
 
     /// A plain body whose declared length has been relayed is complete.
     fn check_complete(&mut self) {
         if self.expected.is_some_and(|n| self.bytes >= n) && !self.finished {
-            self.finished = true;
-            self.note_tokens();
-            self.log.finish(Some(self.status), self.bytes, None);
-            self.settle_success();
+            self.succeeded();
         }
     }
 
-    fn settle_success(&mut self) {
-        if self.healthy {
-            self.guard.succeed();
-        } else {
-            self.guard.release();
-        }
+    /// The answer is complete and sound: its settlement (usage, log row, the
+    /// engine's success) runs once the bytes are written (`after_write`).
+    fn succeeded(&mut self) {
+        self.finished = true;
+        let settlement = Settlement {
+            usage: match (self.body_usage.take(), self.sse.as_mut()) {
+                (Some(tap), _) => Some(Usage::Body(tap)),
+                (None, Some((_, watch))) => watch.usage.take().map(Usage::Stream),
+                (None, None) => None,
+            },
+            log: self.log.take(),
+            guard: self.guard.take(),
+            status: self.status,
+            bytes: self.bytes,
+            healthy: self.healthy,
+        };
+        after_write::defer(move || settlement.settle());
     }
 
     /// Ends the stream with an error event (SSE) or a body error (plain), recording
@@ -245,6 +247,46 @@ impl Relay {
                 return true;
             }
             stall.timer = self.clock.sleep_until(due);
+        }
+    }
+}
+
+/// Where a complete answer's usage is read from.
+enum Usage {
+    /// A plain body's tap, fed every chunk; reads the usage at the body's end.
+    Body(Box<UsageTap>),
+    /// An SSE stream's tap, which read the usage event by event.
+    Stream(UsageTap),
+}
+
+/// What settling a complete, sound answer takes, moved out of its relay.
+struct Settlement {
+    usage: Option<Usage>,
+    log: AttemptLog,
+    guard: AttemptGuard,
+    status: u16,
+    bytes: u64,
+    healthy: bool,
+}
+
+impl Settlement {
+    /// Notes the usage on the log row, writes it, and records the attempt: a success
+    /// (a relayed request error only releases its permits).
+    fn settle(mut self) {
+        let tokens = match self.usage.as_mut() {
+            Some(Usage::Body(tap)) => {
+                tap.finish_body();
+                tap.view()
+            }
+            Some(Usage::Stream(tap)) => tap.view(),
+            None => None,
+        };
+        self.log.set_tokens(tokens);
+        self.log.finish(Some(self.status), self.bytes, None);
+        if self.healthy {
+            self.guard.succeed();
+        } else {
+            self.guard.release();
         }
     }
 }
@@ -358,8 +400,6 @@ impl Stream for Relay {
                             }
                         }
                     };
-                    this.finished = true;
-                    this.note_tokens();
                     // An error the upstream reported inside its stream (and relayed to
                     // the client in its format) is that attempt's outcome, judged like
                     // the status the provider would have answered with.
@@ -367,6 +407,8 @@ impl Stream for Relay {
                     match reported {
                         Some(e) => {
                             tracing::warn!(event = "stream.upstream_error", kind = %e.kind, status = this.status);
+                            this.finished = true;
+                            this.note_stream_tokens();
                             this.log.finish(
                                 Some(this.status),
                                 this.bytes,
@@ -380,10 +422,7 @@ impl Stream for Relay {
                             };
                             this.guard.fail(&outcome);
                         }
-                        None => {
-                            this.log.finish(Some(this.status), this.bytes, None);
-                            this.settle_success();
-                        }
+                        None => this.succeeded(),
                     }
                     return Poll::Ready((!tail.is_empty()).then_some(Ok(tail)));
                 }

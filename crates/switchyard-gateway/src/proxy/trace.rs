@@ -13,9 +13,11 @@ use switchyard_types::resilience::ExclusionReason;
 use tokio::time::Instant;
 
 use super::forward::ForwardRequest;
+use crate::conn::after_write;
 use crate::errors::ERROR_HEADER;
 use crate::request_log::RequestLogSink;
 use crate::routability::reason_words;
+use crate::routing::CandidatePlan;
 use crate::store::RequestLogRow;
 
 /// Longest model name kept in a refused request's row (it came from the client).
@@ -242,14 +244,22 @@ impl Trace {
         }
     }
 
-    /// The client-request row for `response`.
-    pub fn finish(mut self, req: &ForwardRequest, response: &Response) -> RequestLogRow {
-        self.pending = None;
+    /// Records the client-request row for `response` once the response is written
+    /// (`after_write`: building the route trace is not the client's wait).
+    pub fn record(self, plan: &Arc<CandidatePlan>, response: &Response) {
         let status = response.status().as_u16();
         let error_code =
             response.headers().get(ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let plan = plan.clone();
+        after_write::defer(move || self.finish(&plan, status, error_code));
+    }
+
+    /// Writes the client-request row.
+    fn finish(mut self, plan: &CandidatePlan, status: u16, error_code: Option<String>) {
+        let Some(request) = self.pending.take() else { return };
+        let success = (200..300).contains(&status);
         let served = self.fates.iter().any(|f| f.0 == Some(CandidateFate::Served));
-        let outcome = match (served, response.status().is_success()) {
+        let outcome = match (served, success) {
             (true, true) if self.failed_attempts == 0 => RequestOutcome::Served,
             (true, true) => RequestOutcome::ServedAfterFailover,
             // The gateway's own error after an attempt (an internal failure).
@@ -258,7 +268,6 @@ impl Trace {
             (false, _) if self.attempts == 0 => RequestOutcome::RefusedByGateway,
             (false, _) => RequestOutcome::Failed,
         };
-        let plan = &req.plan;
         // Every candidate that was tried, excluded or held is listed; of those never
         // reached only the first few after a failover, none otherwise (a pool of 200
         // would otherwise write 200 entries per request, for nothing that happened
@@ -293,12 +302,12 @@ impl Trace {
                 unreached - listed_unreached
             ));
         }
-        RequestLogRow {
-            request_id: req.request_id.clone(),
+        request.sink.record_request(RequestLogRow {
+            request_id: request.request_id,
             at: self.at,
-            api_key_id: req.api_key_id.clone(),
-            route: req.route,
-            model: req.body.model().to_owned(),
+            api_key_id: request.api_key_id,
+            route: request.route,
+            model: request.model,
             status,
             outcome,
             error_code,
@@ -315,7 +324,7 @@ impl Trace {
                 candidates,
                 notes: std::mem::take(&mut self.notes),
             },
-        }
+        });
     }
 }
 
