@@ -175,7 +175,7 @@ impl Relay {
 
     /// Hands the usage a stream that ended in an upstream error reported to its row.
     fn note_stream_tokens(&mut self) {
-        let tokens = self.sse.as_ref().and_then(|(_, watch)| watch.usage.as_ref()).and_then(UsageTap::view);
+        let tokens = self.sse.as_mut().and_then(|(_, watch)| watch.usage.as_mut()).and_then(UsageTap::view);
         self.log.set_tokens(tokens);
     }
 

@@ -187,6 +187,11 @@ impl ProgressWatch {
         if frames.is_empty() {
             return false;
         }
+        // The usage the previous chunk reported is read now, after that chunk was
+        // written to the client.
+        if let Some(tap) = self.usage.as_mut() {
+            tap.catch_up();
+        }
         self.parser.feed(frames);
         let mut progress = false;
         while let Some(event) = self.parser.next_event() {
@@ -203,7 +208,7 @@ impl ProgressWatch {
                 self.upstream_error = StreamError::from_event(&event.event, &event.data);
             }
             if let Some(tap) = self.usage.as_mut() {
-                tap.event(&event.data);
+                tap.event(event.data);
             }
         }
         progress

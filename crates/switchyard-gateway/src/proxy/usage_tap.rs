@@ -27,6 +27,10 @@ pub struct UsageTap {
     /// ...and the ones before it, only for bodies of several chunks.
     earlier: Vec<Bytes>,
     tail_len: usize,
+    /// A stream's usage events not read yet: read when the next chunk arrives or
+    /// at the end, not on the way to the client's write (the first chunk's
+    /// `message_start` carries usage, and reading it delayed the first byte).
+    unread: Vec<String>,
 }
 
 /// Every usage field of the three formats, read without building a document tree
@@ -93,16 +97,22 @@ static USAGE_KEY_REV: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev:
 impl UsageTap {
     /// A tap for answers in `format`.
     pub fn new(format: Format) -> UsageTap {
-        UsageTap { format, usage: None, last: None, earlier: Vec::new(), tail_len: 0 }
+        UsageTap { format, usage: None, last: None, earlier: Vec::new(), tail_len: 0, unread: Vec::new() }
     }
 
-    /// One SSE event's data.
-    pub fn event(&mut self, data: &str) {
-        if USAGE_KEY.find(data.as_bytes()).is_none() {
-            return;
+    /// One SSE event's data: kept, when it names usage, until [`Self::catch_up`].
+    pub fn event(&mut self, data: String) {
+        if USAGE_KEY.find(data.as_bytes()).is_some() {
+            self.unread.push(data);
         }
-        if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
-            self.note(&v);
+    }
+
+    /// Reads the usage events kept so far, in order.
+    pub fn catch_up(&mut self) {
+        for data in std::mem::take(&mut self.unread) {
+            if let Ok(v) = serde_json::from_str::<Value>(data.trim()) {
+                self.note(&v);
+            }
         }
     }
 
@@ -145,7 +155,8 @@ impl UsageTap {
     }
 
     /// What the answer reported, if anything.
-    pub fn view(&self) -> Option<TokenUsageView> {
+    pub fn view(&mut self) -> Option<TokenUsageView> {
+        self.catch_up();
         let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
         self.usage.map(|u| TokenUsageView {
             input: clamp(u.input),
@@ -163,9 +174,9 @@ mod tests {
     #[test]
     fn streams_and_bodies_of_every_format_give_their_usage() {
         let mut t = UsageTap::new(Format::Messages);
-        t.event(r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1}}}"#);
-        t.event(r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}"#);
-        t.event(r#"{"type":"message_delta","usage":{"output_tokens":42}}"#);
+        t.event(r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":1}}}"#.to_owned());
+        t.event(r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"hi"}}"#.to_owned());
+        t.event(r#"{"type":"message_delta","usage":{"output_tokens":42}}"#.to_owned());
         assert_eq!(t.view(), Some(TokenUsageView { input: 10, output: 42, cache_read: 90, cache_write: 0 }));
 
         let mut t = UsageTap::new(Format::Chat);
@@ -177,7 +188,7 @@ mod tests {
         assert_eq!(t.view(), Some(TokenUsageView { input: 40, output: 5, cache_read: 60, cache_write: 0 }));
 
         let mut t = UsageTap::new(Format::Responses);
-        t.event(r#"{"type":"response.completed","response":{"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":10},"output_tokens":7}}}"#);
+        t.event(r#"{"type":"response.completed","response":{"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":10},"output_tokens":7}}}"#.to_owned());
         assert_eq!(t.view(), Some(TokenUsageView { input: 20, output: 7, cache_read: 10, cache_write: 0 }));
 
         let mut t = UsageTap::new(Format::Chat);
