@@ -91,9 +91,11 @@ impl Drop for Scope {
         }
         // Work deferred while this queue runs runs at once.
         ACTIVE.set(false);
-        let mut ran = false;
+        if QUEUE.with_borrow(VecDeque::is_empty) {
+            return;
+        }
+        let _drained = Drained;
         while let Some(work) = QUEUE.with_borrow_mut(VecDeque::pop_front) {
-            ran = true;
             if std::thread::panicking() {
                 // Dropped, not run: what it owns settles itself on drop (permits
                 // released, a row recorded as cut short).
@@ -102,9 +104,19 @@ impl Drop for Scope {
                 work();
             }
         }
-        if ran {
-            PENDING.fetch_sub(1, Ordering::AcqRel);
-        }
+    }
+}
+
+/// Ends a non-empty queue's count however its run ends: a deferred closure that
+/// panics (the lane's runtime catches it and goes on) must not leave readers
+/// waiting, nor its unrun successors to the next scope's count.
+struct Drained;
+
+impl Drop for Drained {
+    fn drop(&mut self) {
+        let rest = QUEUE.with_borrow_mut(|queue| (!queue.is_empty()).then(|| std::mem::take(queue)));
+        drop(rest);
+        PENDING.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -190,5 +202,33 @@ mod tests {
         })));
         assert!(Pin::new(&mut scoped).poll(&mut cx).is_ready());
         assert_eq!(*log.borrow(), ["nested", "outer work"]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn deferred_work_that_panics_leaves_nothing_pending() {
+        let (log, push) = recorder();
+        let (p, q) = (push.clone(), push.clone());
+        let poll = std::panic::AssertUnwindSafe(move || {
+            let waker = std::task::Waker::noop();
+            let mut cx = Context::from_waker(waker);
+            let mut scoped = Scoped(Box::pin(std::future::poll_fn(move |_| {
+                let p = p.clone();
+                defer(|| panic!("deferred work failed"));
+                defer(move || p("never runs"));
+                Poll::Ready(())
+            })));
+            let _ = Pin::new(&mut scoped).poll(&mut cx);
+        });
+        assert!(std::panic::catch_unwind(poll).is_err(), "the panic reaches the poll's caller");
+        let settled = tokio::time::timeout(std::time::Duration::from_secs(1), settled()).await;
+        assert!(settled.is_ok(), "a reader does not wait for work that cannot run");
+        // The next scope starts empty: its own work runs, not the dropped work.
+        Scoped(Box::pin(std::future::poll_fn(move |_| {
+            let q = q.clone();
+            defer(move || q("next scope"));
+            Poll::Ready(())
+        })))
+        .await;
+        assert_eq!(*log.borrow(), ["next scope"]);
     }
 }
