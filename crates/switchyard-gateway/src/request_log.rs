@@ -3,13 +3,18 @@
 //! whole buffer and writes it as one transaction ([`Store::write_log`]) when a batch
 //! is due: [`FLUSH_INTERVAL`] of the gateway's clock after its first row, or at
 //! [`BATCH_MAX`] rows. So the writer wakes twice per batch (for the first row, and
-//! when the batch is due) instead of once per request: at 10 requests a second that
-//! is a few wake-ups a second, at 2,000 a few per 1,000 rows (issue 16; the per-row
-//! channel hand-off and a transaction every 100 ms were a third of the gateway's CPU
-//! at low rates).
+//! when the batch is due) instead of once per request (issue 16; the per-row channel
+//! hand-off and a transaction every 100 ms were a third of the gateway's CPU at low
+//! rates). A transaction's cost is mostly per batch (the pages it appends to the
+//! write-ahead log), so at an agent's pace the interval sets it: five seconds
+//! instead of one took the log's share of CPU at 10 requests a second from ~60 to
+//! ~22 µs per request (docs/benchmarks.md, sixteenth session). What a crash can lose
+//! is that interval's rows; a stop writes them.
 //!
 //! Readers see their writes: the management API asks for a flush ([`RequestLogSink::flush`])
-//! before it reads the log, so the interval only delays what nobody is looking at.
+//! before it reads the log, so the interval only delays what nobody is looking at
+//! (in team mode, another replica's reads see this replica's rows up to one
+//! interval late).
 //! Fail-open: when the buffer is full a row is dropped and counted, never blocking
 //! a request. Retention is bounded by row count and runs in small transactions.
 
@@ -32,8 +37,9 @@ const QUEUE_CAPACITY: usize = 32_768;
 /// Rows at which a batch is written at once, before its interval ends (a batch
 /// that grew while the writer was busy is written whole, in one transaction).
 pub const BATCH_MAX: usize = 1_024;
-/// How long a batch stays open after its first row.
-pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+/// How long a batch stays open after its first row (readers never wait for it:
+/// they flush).
+pub const FLUSH_INTERVAL: Duration = Duration::from_secs(5);
 /// Retention runs after a tenth of the retained rows (between 1,000 and 10,000)
 /// were written since it last ran: under load, not after every batch.
 fn prune_every(retention_rows: u32) -> usize {
@@ -151,6 +157,7 @@ pub fn spawn_writer(
     sink: &RequestLogSink,
     store: Store,
     retention_rows: u32,
+    batch_interval: Duration,
     clock: Arc<dyn GatewayClock>,
     shutdown: CancellationToken,
 ) -> JoinHandle<()> {
@@ -168,7 +175,7 @@ pub fn spawn_writer(
                 () = shutdown.cancelled() => break,
             }
             // The batch's interval runs on the gateway's clock, like every other wait.
-            let due = clock.now_mono() + FLUSH_INTERVAL;
+            let due = clock.now_mono() + batch_interval;
             loop {
                 {
                     let pending = shared.lock();
@@ -416,7 +423,8 @@ mod tests {
         fn start(store: &Store, retention_rows: u32, clock: Arc<dyn GatewayClock>) -> Running {
             let sink = RequestLogSink::new();
             let stop = CancellationToken::new();
-            let writer = spawn_writer(&sink, store.clone(), retention_rows, clock, stop.clone());
+            let writer =
+                spawn_writer(&sink, store.clone(), retention_rows, FLUSH_INTERVAL, clock, stop.clone());
             Running { sink, stop, writer }
         }
 

@@ -64,6 +64,11 @@ pub struct GatewayConfig {
     pub connections: ConnectionOptions,
     /// Rows kept in the request log.
     pub log_retention_rows: u32,
+    /// How long a request-log batch stays open after its first row
+    /// ([`crate::request_log::FLUSH_INTERVAL`]; not a user setting: readers flush,
+    /// so it only bounds what a crash loses. Tests that look for another timer on a
+    /// manual clock move it out of the way).
+    pub log_batch_interval: Duration,
     /// How long in-flight requests may run on after shutdown starts.
     pub shutdown_grace: Duration,
     /// The one clock: the engine, deadlines, stream watchdogs, waits and the
@@ -94,6 +99,7 @@ impl GatewayConfig {
             proxy: ProxyOptions::default(),
             connections: ConnectionOptions::default(),
             log_retention_rows: 100_000,
+            log_batch_interval: crate::request_log::FLUSH_INTERVAL,
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             env: Arc::new(ProcessEnv),
@@ -224,6 +230,7 @@ impl Gateway {
             &log,
             store.clone(),
             config.log_retention_rows,
+            config.log_batch_interval,
             config.clock.clone(),
             log_shutdown.clone(),
         );
