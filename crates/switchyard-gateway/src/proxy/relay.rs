@@ -192,8 +192,8 @@ impl Relay {
         self.finished = true;
         let settlement = Settlement {
             usage: match (self.body_usage.take(), self.sse.as_mut()) {
-                (Some(tap), _) => Some(Usage::Body(tap)),
-                (None, Some((_, watch))) => watch.usage.take().map(Usage::Stream),
+                (Some(tap), _) => Some(*tap),
+                (None, Some((_, watch))) => watch.usage.take(),
                 (None, None) => None,
             },
             log: self.log.take(),
@@ -251,17 +251,11 @@ impl Relay {
     }
 }
 
-/// Where a complete answer's usage is read from.
-enum Usage {
-    /// A plain body's tap, fed every chunk; reads the usage at the body's end.
-    Body(Box<UsageTap>),
-    /// An SSE stream's tap, which read the usage event by event.
-    Stream(UsageTap),
-}
-
 /// What settling a complete, sound answer takes, moved out of its relay.
 struct Settlement {
-    usage: Option<Usage>,
+    /// A plain body's tap (its usage read from the body's end) or a stream's (read
+    /// event by event).
+    usage: Option<UsageTap>,
     log: AttemptLog,
     guard: AttemptGuard,
     status: u16,
@@ -273,14 +267,11 @@ impl Settlement {
     /// Notes the usage on the log row, writes it, and records the attempt: a success
     /// (a relayed request error only releases its permits).
     fn settle(mut self) {
-        let tokens = match self.usage.as_mut() {
-            Some(Usage::Body(tap)) => {
-                tap.finish_body();
-                tap.view()
-            }
-            Some(Usage::Stream(tap)) => tap.view(),
-            None => None,
-        };
+        let tokens = self.usage.as_mut().and_then(|tap| {
+            // A no-op for a stream's tap, which kept no body.
+            tap.finish_body();
+            tap.view()
+        });
         self.log.set_tokens(tokens);
         self.log.finish(Some(self.status), self.bytes, None);
         if self.healthy {
