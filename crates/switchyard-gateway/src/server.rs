@@ -168,14 +168,9 @@ impl Gateway {
         let team = (store.backend() == Backend::Postgres).then(Team::new);
 
         let lanes = Lanes::start(config.connections.lanes)?;
-        let hop = HopClient::new(
-            config.proxy.connect_timeout,
-            &config.proxy.upstream_proxy,
-            lanes.count(),
-            config.clock.clone(),
-        )
-        .context("building the proxy hop's HTTP client")?;
-        let http = side_call_client(config.proxy.connect_timeout)
+        let hop = HopClient::new(&config.proxy, lanes.count(), config.clock.clone())
+            .context("building the proxy hop's HTTP client")?;
+        let http = side_call_client(config.proxy.connect_timeout, &config.proxy.extra_tls_roots)?
             .build()
             .context("building the side calls' HTTP client")?;
         let routing = Arc::new(ArcSwap::from_pointee(RoutingTable::default()));

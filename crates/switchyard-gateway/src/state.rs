@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rustls::pki_types::CertificateDer;
 use switchyard_resilience::claude_wall::ClaudeWall;
 use tokio::time::Instant;
 
@@ -28,6 +29,11 @@ pub struct ProxyOptions {
     pub error_body_timeout: Duration,
     /// The proxy upstreams are reached through (the environment's by default).
     pub upstream_proxy: UpstreamProxy,
+    /// Certificate authorities the hop and the side calls trust beside the
+    /// platform's (an embedding app; the tests' loopback TLS upstreams). Not a user
+    /// setting: on Linux the platform's store is the one `SSL_CERT_FILE` /
+    /// `SSL_CERT_DIR` name, when set, so a private CA goes there.
+    pub extra_tls_roots: Vec<CertificateDer<'static>>,
 }
 
 impl Default for ProxyOptions {
@@ -37,6 +43,7 @@ impl Default for ProxyOptions {
             connect_timeout: Duration::from_secs(10),
             error_body_timeout: Duration::from_secs(5),
             upstream_proxy: UpstreamProxy::FromEnv,
+            extra_tls_roots: Vec::new(),
         }
     }
 }

@@ -182,6 +182,8 @@ impl Reply {
 pub struct RecordedRequest {
     /// Method.
     pub method: String,
+    /// The HTTP version it was spoken in.
+    pub version: http::Version,
     /// Path.
     pub path: String,
     /// Raw query string.
@@ -358,6 +360,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         let mut script = shared.script();
         script.requests.push(RecordedRequest {
             method: parts.method.to_string(),
+            version: parts.version,
             path: parts.uri.path().to_owned(),
             query: parts.uri.query().map(str::to_owned),
             headers: parts.headers.clone(),

@@ -37,9 +37,11 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::pki_types::CertificateDer;
 use tower_service::Service;
 
 use crate::clock::GatewayClock;
+use crate::state::ProxyOptions;
 
 mod plain_pool;
 
@@ -110,14 +112,14 @@ struct Proxied {
 
 impl HopClient {
     /// Builds the client with a pool for each of `lanes` connection lanes;
-    /// `connect_timeout` bounds name resolution, the TCP connect and the TLS
+    /// `options.connect_timeout` bounds name resolution, the TCP connect and the TLS
     /// handshake together, on `clock`.
     pub fn new(
-        connect_timeout: Duration,
-        proxy: &UpstreamProxy,
+        options: &ProxyOptions,
         lanes: usize,
         clock: Arc<dyn GatewayClock>,
     ) -> anyhow::Result<HopClient> {
+        let connect_timeout = options.connect_timeout;
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
@@ -130,8 +132,7 @@ impl HopClient {
         let plain_connector =
             ConnectDeadline { inner: tcp.clone(), timeout: connect_timeout, clock: Arc::clone(&clock) };
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_platform_verifier(crypto_provider())
-            .context("loading the platform's TLS roots")?
+            .with_tls_config(tls_config(&options.extra_tls_roots)?)
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(tcp);
@@ -162,18 +163,17 @@ impl HopClient {
             .collect();
         // Which upstreams go through a proxy, and reqwest's client for them (it reads
         // the environment's proxies itself; an explicit one is given to it).
-        let proxied = match proxy {
+        let side_calls = || side_call_client(connect_timeout, &options.extra_tls_roots);
+        let proxied = match &options.upstream_proxy {
             UpstreamProxy::Direct => None,
             UpstreamProxy::FromEnv => PROXY_VARIABLES
                 .iter()
                 .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
-                .then(|| (Matcher::from_env(), side_call_client(connect_timeout))),
+                .then(|| anyhow::Ok((Matcher::from_env(), side_calls()?)))
+                .transpose()?,
             UpstreamProxy::Url(url) => {
                 let explicit = reqwest::Proxy::all(url.as_str()).context("the upstream proxy URL")?;
-                Some((
-                    Matcher::builder().all(url.clone()).build(),
-                    side_call_client(connect_timeout).proxy(explicit),
-                ))
+                Some((Matcher::builder().all(url.clone()).build(), side_calls()?.proxy(explicit)))
             }
         };
         let proxied = match proxied {
@@ -270,15 +270,42 @@ pub fn body_stream(body: HopBody) -> UpstreamStream {
 }
 
 /// The reqwest builder the side calls (OAuth, usage, connection tests) and the proxied
-/// hop share: the hop's socket and pool options, proxies from the environment.
-pub fn side_call_client(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+/// hop share: the hop's socket and pool options, proxies from the environment, the
+/// platform's TLS roots and `extra_roots`.
+pub fn side_call_client(
+    connect_timeout: Duration,
+    extra_roots: &[CertificateDer<'static>],
+) -> anyhow::Result<reqwest::ClientBuilder> {
+    let extra_roots = extra_roots
+        .iter()
+        .map(|der| reqwest::Certificate::from_der(der))
+        .collect::<Result<Vec<_>, _>>()
+        .context("an extra TLS root")?;
+    Ok(reqwest::Client::builder()
+        .tls_certs_merge(extra_roots)
         .connect_timeout(connect_timeout)
         .pool_idle_timeout(POOL_IDLE)
         .pool_max_idle_per_host(POOL_MAX_IDLE_PER_HOST)
         // A gateway relays redirects to the client; it never follows them itself.
         .redirect(reqwest::redirect::Policy::none())
-        .tcp_nodelay(true)
+        .tcp_nodelay(true))
+}
+
+/// The hop's TLS: the platform verifier (what reqwest uses, so both clients accept
+/// the same servers) over the platform's roots and `extra_roots`.
+fn tls_config(extra_roots: &[CertificateDer<'static>]) -> anyhow::Result<rustls::ClientConfig> {
+    let provider = crypto_provider();
+    let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(
+        extra_roots.iter().cloned(),
+        Arc::clone(&provider),
+    )
+    .context("loading the platform's TLS roots")?;
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("the TLS protocol versions")?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
 }
 
 /// The process's rustls provider if one was installed, else aws-lc-rs: what reqwest
@@ -343,9 +370,16 @@ mod tests {
         numbering_upstream_with(false).await.uri
     }
 
+    fn direct_options() -> ProxyOptions {
+        ProxyOptions {
+            connect_timeout: Duration::from_secs(5),
+            upstream_proxy: UpstreamProxy::Direct,
+            ..ProxyOptions::default()
+        }
+    }
+
     fn hop_on(clock: Arc<dyn GatewayClock>) -> HopClient {
-        HopClient::new(Duration::from_secs(5), &UpstreamProxy::Direct, 1, clock)
-            .unwrap_or_else(|e| panic!("{e}"))
+        HopClient::new(&direct_options(), 1, clock).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Polls `done` on the test's runtime until it holds (a few seconds at most).
@@ -379,13 +413,8 @@ mod tests {
     async fn each_lane_keeps_its_own_upstream_connections() {
         let uri = numbering_upstream().await;
         let lanes = Lanes::start(2).unwrap_or_else(|e| panic!("{e}"));
-        let hop = HopClient::new(
-            Duration::from_secs(5),
-            &UpstreamProxy::Direct,
-            lanes.count(),
-            Arc::new(SystemClock),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let hop = HopClient::new(&direct_options(), lanes.count(), Arc::new(SystemClock))
+            .unwrap_or_else(|e| panic!("{e}"));
         let (used_tx, mut used_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut on_lanes = JoinSet::new();
         for _ in 0..2 {

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Where a request's CPU goes at an agent's pace (issue 16), thread by thread: each
+# proxy's threads' on-CPU time and context switches per request, from the scheduler's
+# own counters (/proc/PID/task/TID/schedstat, nanoseconds; `status` for switches), over
+# a steady load, beside the reference relay's, in one run.
+#
+#   scripts/thread-cpu.sh [RATE] [SECS] [LABEL=BIN[@VAR=VALUE]] ...
+#
+# Defaults: 10 requests/s for 30 s, one gateway: the release build in
+# $CARGO_TARGET_DIR (default /var/cache/switchyard/target). Several LABEL=BIN
+# arguments compare builds (or one build under an environment variable, after `@`);
+# the relay is always added last. RATE is each proxy's own: the client sends every
+# proxy RATE requests a second over one keep-alive connection, in turn.
+#
+# Threads of the same name are summed (a gateway's lanes, SQLite's workers). The
+# first 3 s are warm-up and not counted. Needs python3 and the release binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RATE=${1:-10}
+SECS=${2:-30}
+shift $(( $# >= 2 ? 2 : $# ))
+TARGET=${CARGO_TARGET_DIR:-/var/cache/switchyard/target}
+BENCH=$TARGET/release/switchyard-bench
+[ $# -gt 0 ] || set -- "gateway=$TARGET/release/switchyard"
+[ -x "$BENCH" ] || { echo "build first: cargo build --release -p switchyard-gateway -p switchyard-bench" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  pkill -f "$WORK" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+FIRST=${1#*=}; FIRST=${FIRST%%@*}
+source scripts/lib/soak-upstream.sh
+start_soak_upstream "$FIRST"
+
+: >"$WORK/proxies"
+i=0
+for spec in "$@"; do
+  label=${spec%%=*}; rest=${spec#*=}; bin=${rest%%@*}; vars=()
+  [[ $rest == *@* ]] && read -ra vars <<<"${rest#*@}"
+  [ -x "$bin" ] || { echo "$label: no executable at $bin" >&2; exit 1; }
+  port=$(free_port)
+  mkdir -p "$WORK/data$i"
+  env "${vars[@]}" "$bin" serve --data-dir "$WORK/data$i" --config "$WORK/bench.toml" \
+    --management-token bench-token --listen "127.0.0.1:$port" >"$WORK/proxy$i.log" 2>&1 &
+  PIDS+=($!)
+  echo "$label $! $port" >>"$WORK/proxies"
+  i=$((i + 1))
+done
+port=$(free_port)
+"$BENCH" relay --upstream "$UPSTREAM" --client reference --listen "127.0.0.1:$port" >"$WORK/relay.log" 2>&1 &
+PIDS+=($!)
+echo "relay $! $port" >>"$WORK/proxies"
+while read -r label _ port; do
+  for _ in $(seq 150); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
+    sleep 0.2
+  done
+done <"$WORK/proxies"
+
+python3 - "$RATE" "$SECS" "$KEY" "$WORK/proxies" <<'PY'
+import http.client, json, os, sys, time
+rate, secs, key, proxies = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
+    {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
+procs = []
+for line in open(proxies):
+    label, pid, port = line.split()
+    conn = http.client.HTTPConnection("127.0.0.1", int(port))
+    procs.append((label, int(pid), conn))
+
+def threads(pid):
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            ns = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            sw = 0
+            for l in open(f"/proc/{pid}/task/{tid}/status"):
+                if l.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    sw += int(l.split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        out[tid] = (name, ns, sw)
+    return out
+
+def one_round():
+    for label, _, conn in procs:
+        conn.request("POST", "/v1/chat/completions", body,
+                     {"content-type": "application/json", "authorization": "Bearer " + key})
+        response = conn.getresponse(); response.read()
+        if response.status != 200:
+            sys.exit(f"{label}: status {response.status}")
+
+start = time.monotonic(); sent = 0; before = None
+while time.monotonic() - start < secs:
+    if before is None and time.monotonic() - start >= 3:
+        before = {label: threads(pid) for label, pid, _ in procs}; counted = 0
+    one_round(); sent += 1
+    if before is not None: counted += 1
+    pause = start + sent / rate - time.monotonic()
+    if pause > 0: time.sleep(pause)
+after = {label: threads(pid) for label, pid, _ in procs}
+print(f"CPU per request by thread at {rate:g} requests/s per proxy, {counted} requests counted "
+      "(µs of on-CPU time / context switches per request)\n")
+for label, _, _ in procs:
+    by_name = {}
+    for tid, (name, ns, sw) in after[label].items():
+        ns0, sw0 = before[label].get(tid, (name, 0, 0))[1:]
+        cpu, n = by_name.get(name, (0, 0))
+        by_name[name] = (cpu + ns - ns0, n + sw - sw0)
+    total = sum(v[0] for v in by_name.values())
+    print(f"{label}: {total / counted / 1e3:.1f} µs")
+    for name, (ns, sw) in sorted(by_name.items(), key=lambda kv: -kv[1][0]):
+        if ns:
+            print(f"  {name:<18} {ns / counted / 1e3:8.1f} µs  {sw / counted:5.2f} switches")
+PY
