@@ -83,10 +83,16 @@ def threads(pid):
             for l in open(f"/proc/{pid}/task/{tid}/status"):
                 if l.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
                     sw += int(l.split()[1])
+            minflt = int(open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()[7])
         except (FileNotFoundError, ProcessLookupError):
             continue
-        out[tid] = (name, ns, sw)
+        out[tid] = (name, ns, sw, minflt)
     return out
+
+def faults(pid):
+    # minflt and majflt: fields 10 and 12 of /proc/PID/stat (after the command name).
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[7]), int(fields[9])
 
 def one_round():
     for label, _, conn in procs:
@@ -100,22 +106,28 @@ start = time.monotonic(); sent = 0; before = None
 while time.monotonic() - start < secs:
     if before is None and time.monotonic() - start >= 3:
         before = {label: threads(pid) for label, pid, _ in procs}; counted = 0
+        faults_before = {label: faults(pid) for label, pid, _ in procs}
     one_round(); sent += 1
     if before is not None: counted += 1
     pause = start + sent / rate - time.monotonic()
     if pause > 0: time.sleep(pause)
 after = {label: threads(pid) for label, pid, _ in procs}
+faults_after = {label: faults(pid) for label, pid, _ in procs}
 print(f"CPU per request by thread at {rate:g} requests/s per proxy, {counted} requests counted "
-      "(µs of on-CPU time / context switches per request)\n")
+      "(µs of on-CPU time, context switches and minor page faults per request)\n")
 for label, _, _ in procs:
     by_name = {}
-    for tid, (name, ns, sw) in after[label].items():
-        ns0, sw0 = before[label].get(tid, (name, 0, 0))[1:]
-        cpu, n = by_name.get(name, (0, 0))
-        by_name[name] = (cpu + ns - ns0, n + sw - sw0)
+    for tid, (name, ns, sw, flt) in after[label].items():
+        ns0, sw0, flt0 = before[label].get(tid, (name, 0, 0, 0))[1:]
+        cpu, n, f = by_name.get(name, (0, 0, 0))
+        by_name[name] = (cpu + ns - ns0, n + sw - sw0, f + flt - flt0)
     total = sum(v[0] for v in by_name.values())
-    print(f"{label}: {total / counted / 1e3:.1f} µs")
-    for name, (ns, sw) in sorted(by_name.items(), key=lambda kv: -kv[1][0]):
+    minor = faults_after[label][0] - faults_before[label][0]
+    major = faults_after[label][1] - faults_before[label][1]
+    print(f"{label}: {total / counted / 1e3:.1f} µs  (page faults per request: "
+          f"{minor / counted:.2f} minor, {major / counted:.2f} major)")
+    for name, (ns, sw, flt) in sorted(by_name.items(), key=lambda kv: -kv[1][0]):
         if ns:
-            print(f"  {name:<18} {ns / counted / 1e3:8.1f} µs  {sw / counted:5.2f} switches")
+            print(f"  {name:<18} {ns / counted / 1e3:8.1f} µs  {sw / counted:5.2f} switches"
+                  f"  {flt / counted:5.2f} faults")
 PY

@@ -299,7 +299,7 @@ async fn setup(args: SetupArgs) -> anyhow::Result<()> {
 
 /// jemalloc on Linux: glibc keeps what a burst freed in its per-thread arenas (a
 /// burst of 5,000 streams left the gateway at twice its idle RSS for good), while
-/// jemalloc's background thread purges pages unused for a second (the decay is set in
+/// jemalloc's background thread purges pages unused for ten seconds (the decay is set in
 /// `.cargo/config.toml`). Measured in docs/benchmarks.md ("Memory back after bursts").
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[global_allocator]

@@ -13,6 +13,8 @@ pub struct Served {
     pub base_url: String,
     /// The start-up banner's lines (stderr), up to the token line.
     pub banner: Vec<String>,
+    /// The rest of stderr, read until the process closes it.
+    rest_of_stderr: std::thread::JoinHandle<Vec<String>>,
 }
 
 /// Starts `switchyard serve` on a free loopback port with `data_dir` and `extra` args.
@@ -68,18 +70,24 @@ fn serve_with(wrapper: &[&str], data_dir: &std::path::Path, extra: &[&str], env:
     }
     assert!(!base_url.is_empty(), "the gateway never said where it listens");
     // Keep draining stderr so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Served { child, base_url, banner }
+    let rest_of_stderr = std::thread::spawn(move || lines.map_while(Result::ok).collect());
+    Served { child, base_url, banner, rest_of_stderr }
 }
 
 /// Sends SIGTERM, asserts a clean exit, and returns what the process printed on stdout.
 pub fn stop(served: Served) -> String {
+    stop_with_stderr(served).0
+}
+
+/// [`stop`], also returning what the process printed on stderr after its banner.
+pub fn stop_with_stderr(served: Served) -> (String, String) {
     let pid = served.child.id().to_string();
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap_or_else(|e| panic!("{e}"));
     assert!(status.success());
     let output = served.child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
     assert!(output.status.success(), "exit status {:?}", output.status);
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let stderr = served.rest_of_stderr.join().unwrap_or_default().join("\n");
+    (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
 }
 
 /// One HTTP/1.1 request over a plain `TcpStream` (`Connection: close`, so the body
