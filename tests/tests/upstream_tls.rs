@@ -84,9 +84,14 @@ fn request(stream: bool) -> Value {
            "messages": [{"role": "user", "content": "hi"}]})
 }
 
+/// One connection lane: each lane keeps its own upstream pool, and the test client may
+/// open a second connection to the gateway (its pool takes the first one back
+/// asynchronously), which could land on another lane; with one lane, one upstream
+/// connection means the hop reused it.
 async fn gateway_trusting_the_test_ca(base_url: &str) -> TestGateway {
     TestGateway::start_with(&one_key(base_url), |config| {
         config.proxy.extra_tls_roots = vec![pem_cert("test-ca.cert.pem")];
+        config.connections.lanes = 1;
     })
     .await
 }
