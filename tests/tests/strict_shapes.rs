@@ -266,3 +266,40 @@ async fn framework_rejections_get_the_envelope_too() {
     assert_eq!(missing.status(), 404);
     assert_eq!(missing.headers()["x-switchyard-error"], "not_found");
 }
+
+#[tokio::test]
+async fn a_client_still_uploading_an_oversized_body_reads_its_413_not_a_reset() {
+    // The gateway answers before reading the whole body (at once when the declared
+    // length is over the limit, at the limit when it is chunked); the client is still
+    // writing 16 MB, more than the sockets hold. Its write completes and it reads the
+    // 413: the connection closes gracefully (`conn/linger.rs`) instead of with a reset
+    // that fails the write and can take the answer with it.
+    let mut up = FakeUpstream::start(Reply::json(200, json!({}))).await;
+    up.expect_calls(0);
+    let gw = TestGateway::start_with(&config(&up), |c| c.proxy.max_body_bytes = 4096).await;
+    let addr = gw.gateway().addr();
+    let body = format!("{{\"model\":\"claude-sonnet-4-6\",\"pad\":\"{}\"}}", "x".repeat(16 * 1024 * 1024));
+    for chunked in [false, true] {
+        let framing = if chunked {
+            "transfer-encoding: chunked".to_owned()
+        } else {
+            format!("content-length: {}", body.len())
+        };
+        let mut request = format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {CLIENT_KEY}\r\n\
+             content-type: application/json\r\n{framing}\r\n\r\n"
+        )
+        .into_bytes();
+        if chunked {
+            request.extend_from_slice(format!("{:x}\r\n", body.len()).as_bytes());
+            request.extend_from_slice(body.as_bytes());
+            request.extend_from_slice(b"\r\n0\r\n\r\n");
+        } else {
+            request.extend_from_slice(body.as_bytes());
+        }
+        let answer = switchyard_tests::raw_exchange(addr, &request).await;
+        assert_eq!(answer.status, 413, "chunked={chunked}: {}", answer.head);
+        assert_eq!(answer.header("x-switchyard-error"), Some("body_too_large"), "chunked={chunked}");
+        assert!(answer.body.contains("limit of 4096 bytes"), "chunked={chunked}: {}", answer.body);
+    }
+}

@@ -2,7 +2,8 @@
 //! the gateway's clock, every request body under the body-read deadline, the
 //! connection's busy/idle state kept for the cap, and the two ways it ends early: a
 //! gateway stop (idle connections close at once, busy ones after their response)
-//! and a newcomer at the cap (an idle connection gives way).
+//! and a newcomer at the cap (an idle connection gives way). Its socket closes
+//! gracefully (`linger`): a client still sending reads its answer, not a reset.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::after_write;
 use super::body::{DeadlineBody, TrackedBody};
+use super::linger::LingeringClose;
 use super::slots::Admitted;
 use crate::clock::{GatewayClock, Wait};
 use crate::http::App;
@@ -62,6 +64,7 @@ pub async fn serve(
             }
         })
     };
+    let tcp = LingeringClose::new(tcp, context.clock.clone());
     let connection = context.http.serve_connection(TokioIo::new(tcp), service);
     tokio::pin!(connection);
     let mut stopping = false;

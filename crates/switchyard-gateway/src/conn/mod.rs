@@ -18,6 +18,7 @@ mod body;
 mod connection;
 mod fd_limit;
 pub mod lanes;
+mod linger;
 mod slots;
 mod timer;
 
