@@ -60,31 +60,8 @@ source scripts/lib/soak-upstream.sh
 start_soak_upstream "$FIRST"
 UPSTREAM_PID=$SOAK_PID
 
-# One process per proxy: "label pid port" lines.
-: >"$WORK/proxies"
-i=0
-for spec in "$@"; do
-  label=${spec%%=*}; rest=${spec#*=}; bin=${rest%%@*}; vars=()
-  [[ $rest == *@* ]] && read -ra vars <<<"${rest#*@}"
-  [ -x "$bin" ] || { echo "$label: no executable at $bin" >&2; exit 1; }
-  port=$(free_port)
-  mkdir -p "$WORK/data$i"
-  env "${vars[@]}" "$bin" serve --data-dir "$WORK/data$i" --config "$WORK/bench.toml" \
-    --management-token bench-token --listen "127.0.0.1:$port" >"$WORK/proxy$i.log" 2>&1 &
-  PIDS+=($!)
-  echo "$label $! $port" >>"$WORK/proxies"
-  i=$((i + 1))
-done
-port=$(free_port)
-"$BENCH" relay --upstream "$UPSTREAM" --client reference --listen "127.0.0.1:$port" >"$WORK/relay.log" 2>&1 &
-PIDS+=($!)
-echo "relay $! $port" >>"$WORK/proxies"
-while read -r label _ port; do
-  for _ in $(seq 150); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-    sleep 0.2
-  done
-done <"$WORK/proxies"
+# One process per proxy, the relay last: "label pid port" lines in $WORK/proxies.
+start_proxies "$@"
 
 # The client: RATE requests a second in turn over the proxies (the benchmark's ~1 KB
 # chat body), writing "fd label" for each proxy's connection.

@@ -13,7 +13,10 @@
 # proxy RATE requests a second over one keep-alive connection, in turn.
 #
 # Threads of the same name are summed (a gateway's lanes, SQLite's workers). The
-# first 3 s are warm-up and not counted. Needs python3 and the release binaries.
+# first 3 s are warm-up and not counted. Requests are spaced evenly, one at a time
+# (RATE × proxies a second in all), so each comes after a pause: a round sent back
+# to back ran its first request cold and the rest warm, which put ~150 µs between
+# two runs of the same binary. Needs python3 and the release binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-10}
@@ -37,30 +40,8 @@ FIRST=${1#*=}; FIRST=${FIRST%%@*}
 source scripts/lib/soak-upstream.sh
 start_soak_upstream "$FIRST"
 
-: >"$WORK/proxies"
-i=0
-for spec in "$@"; do
-  label=${spec%%=*}; rest=${spec#*=}; bin=${rest%%@*}; vars=()
-  [[ $rest == *@* ]] && read -ra vars <<<"${rest#*@}"
-  [ -x "$bin" ] || { echo "$label: no executable at $bin" >&2; exit 1; }
-  port=$(free_port)
-  mkdir -p "$WORK/data$i"
-  env "${vars[@]}" "$bin" serve --data-dir "$WORK/data$i" --config "$WORK/bench.toml" \
-    --management-token bench-token --listen "127.0.0.1:$port" >"$WORK/proxy$i.log" 2>&1 &
-  PIDS+=($!)
-  echo "$label $! $port" >>"$WORK/proxies"
-  i=$((i + 1))
-done
-port=$(free_port)
-"$BENCH" relay --upstream "$UPSTREAM" --client reference --listen "127.0.0.1:$port" >"$WORK/relay.log" 2>&1 &
-PIDS+=($!)
-echo "relay $! $port" >>"$WORK/proxies"
-while read -r label _ port; do
-  for _ in $(seq 150); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-    sleep 0.2
-  done
-done <"$WORK/proxies"
+# One process per proxy, the relay last: "label pid port" lines in $WORK/proxies.
+start_proxies "$@"
 
 python3 - "$RATE" "$SECS" "$KEY" "$WORK/proxies" <<'PY'
 import http.client, json, os, sys, time
@@ -94,23 +75,30 @@ def faults(pid):
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return int(fields[7]), int(fields[9])
 
-def one_round():
-    for label, _, conn in procs:
-        conn.request("POST", "/v1/chat/completions", body,
-                     {"content-type": "application/json", "authorization": "Bearer " + key})
-        response = conn.getresponse(); response.read()
-        if response.status != 200:
-            sys.exit(f"{label}: status {response.status}")
+def send(label, conn):
+    conn.request("POST", "/v1/chat/completions", body,
+                 {"content-type": "application/json", "authorization": "Bearer " + key})
+    response = conn.getresponse(); response.read()
+    if response.status != 200:
+        sys.exit(f"{label}: status {response.status}")
 
-start = time.monotonic(); sent = 0; before = None
+# One request at a time, evenly spaced, to each proxy in turn: every request comes
+# after a pause, as an agent's do. (Sending a round back to back ran the first of
+# each round cold and the rest warm: ~150 µs between two runs of the same binary.)
+start = time.monotonic(); sent = 0; before = None; sent_before = 0
 while time.monotonic() - start < secs:
-    if before is None and time.monotonic() - start >= 3:
-        before = {label: threads(pid) for label, pid, _ in procs}; counted = 0
+    if before is None and time.monotonic() - start >= 3 and sent % len(procs) == 0:
+        before = {label: threads(pid) for label, pid, _ in procs}
         faults_before = {label: faults(pid) for label, pid, _ in procs}
-    one_round(); sent += 1
-    if before is not None: counted += 1
-    pause = start + sent / rate - time.monotonic()
+        sent_before = sent
+    label, _, conn = procs[sent % len(procs)]
+    send(label, conn); sent += 1
+    pause = start + sent / (rate * len(procs)) - time.monotonic()
     if pause > 0: time.sleep(pause)
+while sent % len(procs):
+    label, _, conn = procs[sent % len(procs)]
+    send(label, conn); sent += 1
+counted = (sent - sent_before) // len(procs)
 after = {label: threads(pid) for label, pid, _ in procs}
 faults_after = {label: faults(pid) for label, pid, _ in procs}
 print(f"CPU per request by thread at {rate:g} requests/s per proxy, {counted} requests counted "

@@ -46,8 +46,18 @@ pub fn claude_account_and_key(a: &str, b: &str, options: &str) -> String {
     )
 }
 
-/// A config with two Anthropic API-key connections, `key-a` (priority 1, at `a`)
-/// and `key-b` (priority 2, at `b`).
+/// The client key and one Anthropic API-key connection, `claude-a` (key
+/// `sk-ant-upstream-secret`), at `base_url`.
+pub fn one_anthropic_key(base_url: &str) -> String {
+    format!(
+        "{keys}\n[[connections]]\nid = \"claude-a\"\nprovider = \"anthropic\"\n\
+         api_key = \"sk-ant-upstream-secret\"\nbase_url = \"{base_url}\"\n",
+        keys = client_key_toml(),
+    )
+}
+
+/// The client key and two Anthropic API-key connections, `key-a` (priority 1) at `a`
+/// and `key-b` (priority 2) at `b`.
 pub fn two_anthropic_keys(a: &str, b: &str) -> String {
     let mut toml = client_key_toml();
     for (id, url, priority) in [("key-a", a, 1), ("key-b", b, 2)] {

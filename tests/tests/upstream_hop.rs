@@ -9,22 +9,9 @@ use switchyard_gateway::clock::ManualClock;
 use switchyard_gateway::proxy::hop::UpstreamProxy;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
 use switchyard_tests::{
-    CLIENT_KEY, TestGateway, client_key_toml, json as body_json, raw_exchange, refused_port,
+    CLIENT_KEY, TestGateway, json as body_json, one_anthropic_key, raw_exchange, refused_port,
 };
 use switchyard_types::UnixMillis;
-
-fn one_key(base_url: &str) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "claude-a"
-provider = "anthropic"
-api_key = "sk-ant-upstream-secret"
-base_url = "{base_url}"
-"#,
-        keys = client_key_toml(),
-    )
-}
 
 fn request() -> Value {
     json!({"model": "claude-sonnet-4-6", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]})
@@ -33,7 +20,7 @@ fn request() -> Value {
 #[tokio::test]
 async fn the_hop_sends_host_length_query_and_credentials() {
     let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "direct"))).await;
-    let gw = TestGateway::start(&one_key(&upstream.url())).await;
+    let gw = TestGateway::start(&one_anthropic_key(&upstream.url())).await;
     let response = gw
         .http
         .post(gw.url("/v1/messages?beta=true"))
@@ -56,7 +43,7 @@ async fn the_hop_sends_host_length_query_and_credentials() {
 #[tokio::test]
 async fn a_request_without_accept_reaches_the_upstream_with_accept_any() {
     let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
-    let gw = TestGateway::start(&one_key(&upstream.url())).await;
+    let gw = TestGateway::start(&one_anthropic_key(&upstream.url())).await;
     let body = request().to_string();
     let raw = format!(
         "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {CLIENT_KEY}\r\n\
@@ -73,7 +60,7 @@ async fn a_request_without_accept_reaches_the_upstream_with_accept_any() {
 async fn credentials_in_a_base_url_go_as_basic_auth_never_in_the_url() {
     let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
     let with_credentials = upstream.url().replacen("http://", "http://proxy-user:p%40ss@", 1);
-    let gw = TestGateway::start(&one_key(&with_credentials)).await;
+    let gw = TestGateway::start(&one_anthropic_key(&with_credentials)).await;
     assert_eq!(gw.post("/v1/messages", &request()).await.status(), 200);
     let seen = upstream.last_request().unwrap_or_else(|| panic!("the upstream saw nothing"));
     // base64("proxy-user:p@ss"): percent-decoded first, as reqwest sent it.
@@ -86,7 +73,7 @@ async fn credentials_in_a_base_url_go_as_basic_auth_never_in_the_url() {
 async fn the_api_never_shows_base_url_credentials_and_a_masked_url_keeps_them() {
     let upstream = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "ok"))).await;
     let with_credentials = upstream.url().replacen("http://", "http://proxy-user:p%40ss@", 1);
-    let gw = TestGateway::start(&one_key(&with_credentials)).await;
+    let gw = TestGateway::start(&one_anthropic_key(&with_credentials)).await;
     let masked = upstream.url().replacen("http://", "http://***@", 1);
     let view = gw.mgmt_json("/api/providers/claude-a").await;
     assert_eq!(view["baseUrl"], masked.as_str(), "{view}");
@@ -139,7 +126,7 @@ async fn an_upstream_proxy_carries_the_hop_to_an_upstream_the_gateway_cannot_rea
     let (port, unreachable) = refused_port().await;
     let proxy = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "via proxy"))).await;
     let proxy_url = proxy.url();
-    let gw = TestGateway::start_with(&one_key(&unreachable), |config| {
+    let gw = TestGateway::start_with(&one_anthropic_key(&unreachable), |config| {
         config.proxy.upstream_proxy = UpstreamProxy::Url(proxy_url);
     })
     .await;
@@ -156,7 +143,7 @@ async fn an_upstream_proxy_carries_the_hop_to_an_upstream_the_gateway_cannot_rea
 #[tokio::test]
 async fn without_a_proxy_the_same_unreachable_upstream_is_a_connect_failure() {
     let (_, unreachable) = refused_port().await;
-    let gw = TestGateway::start_with(&one_key(&unreachable), |config| {
+    let gw = TestGateway::start_with(&one_anthropic_key(&unreachable), |config| {
         config.proxy.upstream_proxy = UpstreamProxy::Direct;
     })
     .await;
@@ -246,7 +233,7 @@ impl UntrustedTlsUpstream {
 #[tokio::test]
 async fn the_hop_and_the_side_calls_refuse_a_certificate_no_trusted_root_signed() {
     let upstream = UntrustedTlsUpstream::start().await;
-    let gw = TestGateway::start(&one_key(&upstream.url)).await;
+    let gw = TestGateway::start(&one_anthropic_key(&upstream.url)).await;
 
     // The proxy hop: the handshake fails, which is the upstream being unreachable.
     let response = gw.post("/v1/messages", &request()).await;
@@ -280,11 +267,12 @@ async fn an_upstream_that_accepts_and_never_finishes_the_tls_handshake_is_a_conn
     });
     let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
     let c = clock.clone();
-    let gw = TestGateway::start_with(&one_key(&format!("https://localhost:{port}")), move |config| {
-        config.clock = c;
-        config.proxy.connect_timeout = Duration::from_secs(2);
-    })
-    .await;
+    let gw =
+        TestGateway::start_with(&one_anthropic_key(&format!("https://localhost:{port}")), move |config| {
+            config.clock = c;
+            config.proxy.connect_timeout = Duration::from_secs(2);
+        })
+        .await;
     let pending = gw.post_in_background("/v1/messages", &request());
     // Real-time wait for the loopback connect itself (not for a timeout).
     let held = tokio::time::timeout(Duration::from_secs(5), accepted_rx.recv())

@@ -11,7 +11,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 use switchyard_testkit::{FakeUpstream, Reply, wire};
-use switchyard_tests::{TestGateway, client_key_toml, json as body_json, sse_data, text};
+use switchyard_tests::{TestGateway, json as body_json, one_anthropic_key, sse_data, text};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tls");
 
@@ -66,19 +66,6 @@ impl TlsFront {
     }
 }
 
-fn one_key(base_url: &str) -> String {
-    format!(
-        r#"{keys}
-[[connections]]
-id = "claude-a"
-provider = "anthropic"
-api_key = "sk-ant-upstream-secret"
-base_url = "{base_url}"
-"#,
-        keys = client_key_toml(),
-    )
-}
-
 fn request(stream: bool) -> Value {
     json!({"model": "claude-sonnet-4-6", "max_tokens": 16, "stream": stream,
            "messages": [{"role": "user", "content": "hi"}]})
@@ -89,7 +76,7 @@ fn request(stream: bool) -> Value {
 /// asynchronously), which could land on another lane; with one lane, one upstream
 /// connection means the hop reused it.
 async fn gateway_trusting_the_test_ca(base_url: &str) -> TestGateway {
-    TestGateway::start_with(&one_key(base_url), |config| {
+    TestGateway::start_with(&one_anthropic_key(base_url), |config| {
         config.proxy.extra_tls_roots = vec![pem_cert("test-ca.cert.pem")];
         config.connections.lanes = 1;
     })
@@ -161,7 +148,7 @@ async fn without_the_extra_root_the_same_upstream_is_refused() {
     // The control for the two above: the trust comes from the root given, nothing else.
     let fake = FakeUpstream::start(Reply::json(200, wire::anthropic_message("m", "never"))).await;
     let front = TlsFront::start(&fake, &["h2", "http/1.1"]).await;
-    let gw = TestGateway::start(&one_key(&front.url)).await;
+    let gw = TestGateway::start(&one_anthropic_key(&front.url)).await;
     let response = gw.post("/v1/messages", &request(false)).await;
     assert_eq!(response.status(), 502);
     let rows = gw.wait_for_log_rows(1).await;
