@@ -158,6 +158,18 @@ impl TestGateway {
         response.json().await.unwrap_or_else(|e| panic!("GET {path} not JSON: {e}"))
     }
 
+    /// `POST /api/providers/{id}/test` (the connection test, a side call): its
+    /// result document.
+    pub async fn test_connection(&self, id: &str) -> Value {
+        let path = format!("/api/providers/{id}/test");
+        let response = self
+            .mgmt(reqwest::Method::POST, &path)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path} failed: {e}"));
+        response.json().await.unwrap_or_else(|e| panic!("POST {path} not JSON: {e}"))
+    }
+
     /// `PATCH /api/resilience` with a partial settings document, asserting 200.
     pub async fn patch_settings(&self, patch: &Value) {
         let response = self

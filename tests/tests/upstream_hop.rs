@@ -243,12 +243,7 @@ async fn the_hop_and_the_side_calls_refuse_a_certificate_no_trusted_root_signed(
     assert_eq!(upstream.wait_refused(1).await, 1);
 
     // The side calls' client (here the connection test) trusts the same roots.
-    let tested = gw
-        .mgmt(reqwest::Method::POST, "/api/providers/claude-a/test")
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let tested = body_json(tested).await;
+    let tested = gw.test_connection("claude-a").await;
     assert_eq!(tested["ok"], false, "{tested}");
     assert_eq!(upstream.wait_refused(2).await, 2);
     assert_eq!(upstream.accepted(), 0);

@@ -115,12 +115,7 @@ async fn a_tls_upstream_offering_http2_is_spoken_http2_on_one_connection_by_the_
 
     // The side calls' client (the connection test) trusts the same extra root.
     fake.push(Reply::json(200, json!({"data": []})));
-    let tested = gw
-        .mgmt(reqwest::Method::POST, "/api/providers/claude-a/test")
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let tested = body_json(tested).await;
+    let tested = gw.test_connection("claude-a").await;
     assert_eq!(tested["ok"], true, "{tested}");
     assert_eq!(fake.last_request().map(|r| r.path), Some("/v1/models".to_owned()));
 }
