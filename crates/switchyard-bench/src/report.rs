@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::ab::{self, Call, Comparison, Estimate};
 use crate::machine::Interference;
 use crate::open_loop::OpenLoopResult;
-use crate::run::{AbCpu, RateRun, Results, SaturationAb, Ways};
+use crate::run::{AbCpu, BaselineConfig, RateRun, Results, SaturationAb, Ways};
 use crate::stats::{Summary, added_ms, ms};
 use crate::targets::{self, Verdict};
 
@@ -67,10 +67,11 @@ pub fn markdown(r: &Results) -> String {
         let _ = writeln!(
             out,
             "This run is also an **A/B run**: a second gateway, started from an older build \
-             (`{}`, `{}`) with the same config, took part in the added-latency runs as a fourth \
+             (`{}`, `{}`) {}, took part in the added-latency runs as a fourth \
              interleaved way; see \"A/B against the baseline\" below.\n",
             b.label,
-            b.bin.display()
+            b.bin.display(),
+            r.baseline_config.unwrap_or(BaselineConfig::Same).describe()
         );
     }
     let _ = writeln!(

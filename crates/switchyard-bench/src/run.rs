@@ -11,7 +11,7 @@
 //! throughput runs follow each other directly.
 //!
 //! With a baseline (`--baseline-bin`, an older build of the gateway), a second
-//! gateway process is started from it with the same config, and it joins the
+//! gateway process is started from it with the same config (see `start_baseline`), and it joins the
 //! added-latency runs as a fourth way, interleaved with the others; the other phases
 //! measure the candidate only (see `ab` for the comparison).
 
@@ -255,6 +255,8 @@ pub struct Results {
     pub scaling: ScalingPhase,
     /// The candidate against the baseline at saturation (A/B runs only).
     pub saturation_ab: Option<SaturationAb>,
+    /// Which config the baseline ran with (A/B runs only).
+    pub baseline_config: Option<BaselineConfig>,
 }
 
 /// Both gateways at saturation, in alternating closed-loop slices.
@@ -374,6 +376,51 @@ async fn open_ways(
     Ok((Ways { direct, gateway, relay }, baseline))
 }
 
+/// The config a baseline gateway ran with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineConfig {
+    /// The candidate's own config file text.
+    Same,
+    /// The config without the flow-control and pool connections: the baseline (a
+    /// build from before flow control) refused the candidate's.
+    Reduced,
+}
+
+impl BaselineConfig {
+    /// For the log and the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BaselineConfig::Same => "with the candidate's config",
+            BaselineConfig::Reduced => {
+                "with a reduced config (it refused the candidate's: no flow-control or pool \
+                 connections), so the two differ in more than their builds"
+            }
+        }
+    }
+}
+
+/// Starts the baseline gateway with the candidate's config, so the two ways differ
+/// only in their builds (it used to get the reduced config, 3 connections against the
+/// candidate's 206, while the report said "the same config"). A build from before flow control refuses that config; it gets the
+/// reduced one, and the report says so. A baseline that refuses both fails here, with the tail of its log,
+/// before anything is measured.
+async fn start_baseline(
+    bin: &Path,
+    fast: SocketAddr,
+    slow: SocketAddr,
+) -> anyhow::Result<(GatewayProcess, BaselineConfig)> {
+    match GatewayProcess::start(bin, fast, slow, true).await {
+        Ok(gw) => Ok((gw, BaselineConfig::Same)),
+        Err(full) => {
+            eprintln!("[bench] the baseline refused the candidate's config ({full:#}); trying the reduced one");
+            let gw = GatewayProcess::start(bin, fast, slow, false)
+                .await
+                .with_context(|| format!("starting the baseline gateway {}", bin.display()))?;
+            Ok((gw, BaselineConfig::Reduced))
+        }
+    }
+}
+
 /// `bin --version`, first line, for the log (None if it does not answer).
 async fn version_of(bin: &Path) -> Option<String> {
     let out = Command::new(bin).arg("--version").output().await.ok()?;
@@ -397,23 +444,20 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         fast.addr(),
         relay.addr()
     );
-    // The baseline reads the same config file text; an older build that rejects it
-    // fails here, with the tail of its log, before anything is measured.
-    let base_gw = match &settings.baseline {
+    let (base_gw, baseline_config) = match &settings.baseline {
         Some(b) => {
-            let base_gw = GatewayProcess::start(&b.bin, fast.addr(), slow.addr(), false)
-                .await
-                .with_context(|| format!("starting the baseline gateway {}", b.bin.display()))?;
+            let (base_gw, config) = start_baseline(&b.bin, fast.addr(), slow.addr()).await?;
             eprintln!(
-                "[bench] baseline gateway ({}; {}) pid {} on {}",
+                "[bench] baseline gateway ({}; {}) pid {} on {}, {}",
                 b.label,
                 version_of(&b.bin).await.unwrap_or_else(|| "no --version".to_owned()),
                 base_gw.pid(),
-                base_gw.addr()
+                base_gw.addr(),
+                config.describe()
             );
-            Some(base_gw)
+            (Some(base_gw), Some(config))
         }
-        None => None,
+        None => (None, None),
     };
     let mut ours = vec![std::process::id(), gw.pid(), relay.pid()];
     ours.extend(base_gw.as_ref().map(GatewayProcess::pid));
@@ -566,6 +610,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         flow,
         scaling,
         saturation_ab,
+        baseline_config,
     })
 }
 
