@@ -24,8 +24,8 @@
 # upstream. A small keep-alive client (one connection, the benchmark's ~1 KB chat
 # body) sends RATE requests a second. Counters are zeroed after a warm-up, so start-up
 # (migrations, certificate loading) is not counted. Rows: instructions per request by
-# thread (lanes: the connection runtimes; sqlite: SQLite's connection threads; other:
-# the main runtime, the request log's writer among it).
+# thread (lanes: the connection runtimes; sqlite: SQLite's connection threads, the
+# request log's own among them; other: the main runtime, the log writer's task among it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-50}
@@ -114,7 +114,8 @@ for path in glob.glob(prefix + ".1-*"):
         continue
     n = int(total.group(1).replace(",", ""))
     kind = ("lanes" if "conn::connection::serve" in text or "relay_connection" in text
-            else "sqlite" if "ConnectionWorker::establish::{{closure}}::{{closure}}" in text else "other")
+            else "sqlite" if ("ConnectionWorker::establish::{{closure}}::{{closure}}" in text
+                              or "log_thread::LogThread::open" in text) else "other")
     groups[kind] = groups.get(kind, 0) + n
 total = sum(groups.values())
 parts = ", ".join(f"{k} {v / sent:,.0f}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1]))

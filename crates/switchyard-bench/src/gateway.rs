@@ -58,9 +58,10 @@ pub struct GatewayProcess {
 
 /// The config file: one client key, the fast upstream in both formats, and the
 /// slow upstream as its own Anthropic-format provider; with `flow`, also the two
-/// flow-control connections (gated, capped). A baseline build from before flow
-/// control would refuse their `rate_limit_overrides`, so it gets the file without
-/// (and without the [`POOL_SIZE`] pool connections, which only the scaling check uses).
+/// flow-control connections (gated, capped) and the [`POOL_SIZE`] pool connections
+/// the scaling check uses. An A/B baseline gets the same file; one from before flow
+/// control refuses their `rate_limit_overrides` and falls back to the file without
+/// them (`run::start_baseline`).
 fn config_toml(fast: SocketAddr, slow: SocketAddr, flow: bool) -> String {
     let mut text = format!(
         r#"[[api_keys]]

@@ -412,7 +412,9 @@ async fn start_baseline(
     match GatewayProcess::start(bin, fast, slow, true).await {
         Ok(gw) => Ok((gw, BaselineConfig::Same)),
         Err(full) => {
-            eprintln!("[bench] the baseline refused the candidate's config ({full:#}); trying the reduced one");
+            eprintln!(
+                "[bench] the baseline refused the candidate's config ({full:#}); trying the reduced one"
+            );
             let gw = GatewayProcess::start(bin, fast, slow, false)
                 .await
                 .with_context(|| format!("starting the baseline gateway {}", bin.display()))?;

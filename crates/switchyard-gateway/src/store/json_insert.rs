@@ -1,7 +1,7 @@
 //! An insert whose rows travel as one JSON array bound to one parameter, unpacked
-//! by SQLite itself (`jsonb_each`): the small-batch script's per-minute counts
-//! (`Store::write_small_batch`), a row or two of small integers per batch, where
-//! one parameter keeps the script's text the same whatever the row count.
+//! by SQLite itself (`jsonb_each`): the SQLite log writer's per-minute counts
+//! (`log_store::write_sqlite`), a row or two of small integers per batch, where
+//! one parameter keeps one prepared statement whatever the row count.
 //!
 //! Not for wide rows: extracting a column with `->>` costs more than binding it
 //! (callgrind, the log's attempt and request rows: three times SQLite's

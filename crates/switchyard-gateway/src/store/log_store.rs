@@ -2,32 +2,20 @@
 //! one connection of its own, and everything the writer does with it (a batch's
 //! rows in one transaction, retention, giving space back).
 //!
-//! On a SQLite file the connection is SQLite's own sqlx driver, not `Any`. Every
-//! value bound through `Any` is converted again before SQLite sees it: each text
-//! copied through `Display` into a new `Arc<String>`, after `Any`'s own copy
-//! (callgrind at 100 req/s: that conversion and its allocations were half of the
-//! writer task's instructions). Here a row's strings move into the statement's
-//! arguments. Postgres stays on `Any`, like every other statement of team mode.
-//!
-//! The SQL is the same for both drivers where it can be (the row binders are
-//! generic, see `multi_insert::LogValues`); SQLite's texts differ as described in
-//! `multi_insert`.
+//! On a SQLite file the connection lives on a thread of its own and a whole flush
+//! is one job there (`log_thread`: why not sqlx). Postgres (team mode) stays on
+//! sqlx's `Any`, like every other statement of team mode, in multi-row statements
+//! (`multi_insert`).
 
-use sqlx::sqlite::SqlitePool;
-use sqlx::{Any, AnyPool, Executor, Sqlite};
+use rusqlite::{CachedStatement, TransactionBehavior};
+use sqlx::{Any, AnyPool};
 
 use super::client_requests::{REQUEST_INSERT, bind_request};
-use super::multi_insert::{InsertQuery, LogValues, MultiInsert, PADDED_ROWS, bind_padding, chunk_sizes};
+use super::log_thread::LogThread;
+use super::multi_insert::{InsertQuery, LogValues, MultiInsert, chunk_sizes};
 use super::request_log::{ATTEMPT_INSERT, bind_attempt};
 use super::request_stats::{STATS_JSON, stats_rows};
-use super::{
-    CONNECTION_PRAGMAS, LOG_WRITER_SECURE_DELETE, Location, LogBatch, PoolUse, RECLAIM_MIN_PAGES, Store,
-    StoreError, StoreResult, connect, pool_options,
-};
-
-/// Rows of one table up to which a batch on SQLite takes the small-batch path
-/// ([`LogStore::write_log`]).
-pub const SMALL_BATCH: usize = 64;
+use super::{Location, LogBatch, PoolUse, RECLAIM_MIN_PAGES, Store, StoreError, StoreResult, connect};
 
 /// Rows one retention transaction deletes at most.
 pub const PRUNE_CHUNK: i64 = 2_000;
@@ -38,8 +26,8 @@ pub struct LogStore {
 }
 
 enum LogPool {
-    /// A SQLite file, through SQLite's own driver.
-    Sqlite(SqlitePool),
+    /// A SQLite file, on the writer's own thread.
+    Sqlite(LogThread),
     /// A Postgres server (team mode), through `Any`.
     Postgres(AnyPool),
 }
@@ -55,68 +43,33 @@ impl std::fmt::Debug for LogStore {
 }
 
 impl Store {
-    /// A connection of the request log writer's own, kept open.
-    ///
-    /// sqlx prepares each statement text once per connection and keeps it; on the
-    /// shared pool, which hands its connections out in turn, each of them had to
-    /// prepare each of the writer's multi-row texts (a few hundred thousand
-    /// instructions for one of 64 rows), and at a batch a second a connection met a
-    /// text it had not prepared yet for a long while (a quarter of SQLite's
-    /// instructions at 100 req/s, docs/benchmarks.md). On one connection each text
-    /// is prepared once, and the writer always works with the same worker thread.
+    /// A connection of the request log writer's own, kept open: its statements
+    /// are prepared once and stay prepared, and on SQLite the writer always
+    /// works with the same thread.
     pub async fn for_log_writer(&self) -> StoreResult<LogStore> {
         let pool = match &*self.location {
-            Location::File(url) => LogPool::Sqlite(connect_sqlite_log(url).await?),
+            Location::File(url) => {
+                let path = url.strip_prefix("sqlite://").unwrap_or(url);
+                LogPool::Sqlite(LogThread::open(std::path::Path::new(path)).await?)
+            }
             Location::Server(_) => LogPool::Postgres(connect(&self.location, 1, PoolUse::LogWriter).await?),
         };
         Ok(LogStore { pool })
     }
 }
 
-/// The log writer's SQLite connection: the shared pool's settings, and
-/// `secure_delete = FAST` ([`LOG_WRITER_SECURE_DELETE`]).
-async fn connect_sqlite_log(url: &str) -> StoreResult<SqlitePool> {
-    let pool = pool_options::<Sqlite>(1, PoolUse::LogWriter)
-        // A local file does not drop silently: no ping before each acquire.
-        .test_before_acquire(false)
-        .after_connect(|conn, _meta| {
-            Box::pin(async move {
-                conn.execute(CONNECTION_PRAGMAS).await?;
-                conn.execute(LOG_WRITER_SECURE_DELETE).await?;
-                Ok(())
-            })
-        })
-        .connect(&format!("{url}?mode=rwc"))
-        .await?;
-    Ok(pool)
-}
-
 impl LogStore {
     /// Writes a batch in one transaction: its attempts, its client requests and
-    /// their per-minute counts land together or not at all. A small batch on
-    /// SQLite goes as one script in one execute (see `write_small_batch`); others
-    /// in multi-row statements of fixed sizes (see `multi_insert`).
+    /// their per-minute counts land together or not at all. On SQLite, one job
+    /// on the connection's thread (see `write_sqlite`); on Postgres, multi-row
+    /// statements of fixed sizes (see `multi_insert`).
     pub async fn write_log(&self, batch: LogBatch) -> StoreResult<()> {
         if batch.is_empty() {
             return Ok(());
         }
+        let stats = stats_rows(&batch.stats).map_err(unwritable)?;
         match &self.pool {
-            LogPool::Sqlite(pool) if batch.attempts.len().max(batch.requests.len()) <= SMALL_BATCH => {
-                write_small_batch(pool, batch).await
-            }
-            LogPool::Sqlite(pool) => {
-                let stats = stats_rows(&batch.stats).map_err(unwritable)?;
-                let mut tx = pool.begin().await?;
-                for query in inserts::<Sqlite, _>(&ATTEMPT_INSERT, batch.attempts, true, bind_attempt) {
-                    query.execute(&mut *tx).await?;
-                }
-                for query in inserts::<Sqlite, _>(&REQUEST_INSERT, batch.requests, true, bind_request) {
-                    query.execute(&mut *tx).await?;
-                }
-                sqlx::query(sqlx::AssertSqlSafe(STATS_JSON.text())).bind(stats).execute(&mut *tx).await?;
-                tx.commit().await?;
-                Ok(())
-            }
+            LogPool::Sqlite(thread) => thread.run(move |conn| write_sqlite(conn, batch, &stats)).await,
             LogPool::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
                 for query in inserts::<Any, _>(&ATTEMPT_INSERT, batch.attempts, false, bind_attempt) {
@@ -168,39 +121,130 @@ impl LogStore {
     /// shrinks) and truncates the write-ahead log. Returns whether it did. A
     /// Postgres server reclaims space itself (autovacuum).
     pub async fn reclaim(&self) -> StoreResult<bool> {
-        let LogPool::Sqlite(pool) = &self.pool else { return Ok(false) };
-        let free: i64 = sqlx::query_scalar("PRAGMA freelist_count").fetch_one(pool).await?;
-        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(pool).await?;
-        if free < RECLAIM_MIN_PAGES || free * 4 < pages {
-            return Ok(false);
-        }
-        sqlx::query("PRAGMA incremental_vacuum").execute(pool).await?;
-        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(pool).await?;
-        Ok(true)
+        let LogPool::Sqlite(thread) = &self.pool else { return Ok(false) };
+        thread
+            .run(|conn| {
+                let free: i64 = conn.query_row("PRAGMA freelist_count", [], |row| row.get(0))?;
+                let pages: i64 = conn.query_row("PRAGMA page_count", [], |row| row.get(0))?;
+                if free < RECLAIM_MIN_PAGES || free * 4 < pages {
+                    return Ok(false);
+                }
+                // The pragma frees one page per step (a result row each): step it
+                // to the end.
+                let mut vacuum = conn.prepare("PRAGMA incremental_vacuum")?;
+                let mut freed = vacuum.raw_query();
+                while freed.next()?.is_some() {}
+                drop(freed);
+                conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+                Ok(true)
+            })
+            .await
     }
 
     /// Closes the connection (on SQLite, checkpointing the WAL).
     pub async fn close(&self) {
         match &self.pool {
-            LogPool::Sqlite(pool) => pool.close().await,
+            LogPool::Sqlite(thread) => thread.close().await,
             LogPool::Postgres(pool) => pool.close().await,
         }
     }
 
     /// Runs `sql` with integer parameters `values`; returns the rows it changed.
     async fn execute(&self, sql: &str, values: &[i64]) -> StoreResult<u64> {
-        let sql = sqlx::AssertSqlSafe(sql.to_owned());
-        let rows = match &self.pool {
-            LogPool::Sqlite(pool) => {
-                let query = values.iter().fold(sqlx::query(sql), |q, v| q.bind(*v));
-                query.execute(pool).await?.rows_affected()
+        match &self.pool {
+            LogPool::Sqlite(thread) => {
+                let (sql, values) = (sql.to_owned(), values.to_vec());
+                thread
+                    .run(move |conn| {
+                        let changed =
+                            conn.prepare_cached(&sql)?.execute(rusqlite::params_from_iter(values))?;
+                        Ok(changed as u64)
+                    })
+                    .await
             }
             LogPool::Postgres(pool) => {
+                let sql = sqlx::AssertSqlSafe(sql.to_owned());
                 let query = values.iter().fold(sqlx::query(sql), |q, v| q.bind(*v));
-                query.execute(pool).await?.rows_affected()
+                Ok(query.execute(pool).await?.rows_affected())
             }
-        };
-        Ok(rows)
+        }
+    }
+}
+
+/// A batch on SQLite, on the connection's thread: one transaction, each table's
+/// rows through its prepared single-row statement (SQLite's `INSERT OR FAIL`
+/// text, see `multi_insert`), then the per-minute counts. Any error returns
+/// before the commit, and the transaction rolls back as it drops: a batch lands
+/// whole or not at all.
+fn write_sqlite(conn: &mut rusqlite::Connection, batch: LogBatch, stats: &str) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut insert = tx.prepare_cached(ATTEMPT_INSERT.text(1, true))?;
+        for row in batch.attempts {
+            bind_attempt(RowBinder::new(&mut insert), row).execute()?;
+        }
+        let mut insert = tx.prepare_cached(REQUEST_INSERT.text(1, true))?;
+        for row in batch.requests {
+            bind_request(RowBinder::new(&mut insert), row).execute()?;
+        }
+        tx.prepare_cached(STATS_JSON.text().as_ref())?.execute([stats])?;
+    }
+    tx.commit()
+}
+
+/// Binds one row's values straight into a prepared statement, in order (no
+/// intermediate list); the first failure is kept and returned by `execute`.
+struct RowBinder<'s, 'c> {
+    statement: &'s mut CachedStatement<'c>,
+    next: usize,
+    failed: Option<rusqlite::Error>,
+}
+
+impl<'s, 'c> RowBinder<'s, 'c> {
+    fn new(statement: &'s mut CachedStatement<'c>) -> Self {
+        RowBinder { statement, next: 1, failed: None }
+    }
+
+    fn bind<T: rusqlite::ToSql>(mut self, value: T) -> Self {
+        if self.failed.is_none()
+            && let Err(e) = self.statement.raw_bind_parameter(self.next, value)
+        {
+            self.failed = Some(e);
+        }
+        self.next += 1;
+        self
+    }
+
+    /// Steps the statement once with the values bound.
+    fn execute(self) -> rusqlite::Result<usize> {
+        match self.failed {
+            Some(e) => Err(e),
+            None => self.statement.raw_execute(),
+        }
+    }
+}
+
+impl LogValues for RowBinder<'_, '_> {
+    fn int(self, value: i64) -> Self {
+        self.bind(value)
+    }
+    fn opt_int(self, value: Option<i64>) -> Self {
+        self.bind(value)
+    }
+    fn text(self, value: String) -> Self {
+        self.bind(value.as_str())
+    }
+    fn opt_text(self, value: Option<String>) -> Self {
+        self.bind(value.as_deref())
+    }
+    fn shared(self, value: std::sync::Arc<str>) -> Self {
+        self.bind(&*value)
+    }
+    fn opt_shared(self, value: Option<std::sync::Arc<str>>) -> Self {
+        self.bind(value.as_deref())
+    }
+    fn word(self, value: &'static str) -> Self {
+        self.bind(value)
     }
 }
 
@@ -225,75 +269,6 @@ fn inserts<'q, DB: sqlx::Database, R>(
         let query = sqlx::query(sqlx::AssertSqlSafe(insert.text(size, sqlite)));
         rows.by_ref().take(size).fold(query, bind)
     })
-}
-
-/// A small batch on SQLite: the transaction and the three tables' rows in one
-/// script, one execute, so the flush is one round trip to the connection's
-/// thread (sqlx runs each statement there: a thread wake-up each way, and at
-/// agent rates the separate statements of the large path were half of the
-/// gateway's context switches).
-///
-/// The attempts and requests go as bound values in padded statements of
-/// [`PADDED_ROWS`] rows, as many as the rows need, so a script's text depends
-/// only on those counts and sqlx prepares each of the few texts once. (They
-/// went as one JSON array per table before, unpacked by SQLite: three times
-/// SQLite's instructions per row of bound values, measured with callgrind.) The
-/// per-minute counts, a row or two, stay JSON (`json_insert`).
-async fn write_small_batch(pool: &SqlitePool, batch: LogBatch) -> StoreResult<()> {
-    let stats = stats_rows(&batch.stats).map_err(unwritable)?;
-    let text = small_batch_script(
-        batch.attempts.len().div_ceil(PADDED_ROWS),
-        batch.requests.len().div_ceil(PADDED_ROWS),
-    );
-    let query = sqlx::query(sqlx::AssertSqlSafe(text));
-    let query = padded(query, batch.attempts, ATTEMPT_INSERT.columns(), bind_attempt);
-    let query = padded(query, batch.requests, REQUEST_INSERT.columns(), bind_request);
-    let query = query.bind(stats);
-    let mut connection = pool.acquire().await?;
-    if let Err(e) = query.execute(&mut *connection).await {
-        // A statement after BEGIN failed: undo what the batch wrote before the
-        // connection goes back to the pool. Where even that fails (or there
-        // was nothing to undo and SQLite says so), the connection is closed
-        // rather than reused in an unknown state.
-        if sqlx::query("ROLLBACK").execute(&mut *connection).await.is_err() {
-            connection.close_on_drop();
-        }
-        return Err(e.into());
-    }
-    Ok(())
-}
-
-/// Binds `rows` into padded statements of [`PADDED_ROWS`] rows each, the last
-/// one's missing rows as NULLs.
-fn padded<Q: LogValues, R>(mut query: Q, rows: Vec<R>, columns: usize, bind: fn(Q, R) -> Q) -> Q {
-    let statements = rows.len().div_ceil(PADDED_ROWS);
-    let mut rows = rows.into_iter();
-    for _ in 0..statements {
-        let mut bound = 0;
-        for row in rows.by_ref().take(PADDED_ROWS) {
-            query = bind(query, row);
-            bound += 1;
-        }
-        query = bind_padding(query, PADDED_ROWS - bound, columns);
-    }
-    query
-}
-
-/// The small-batch script for that many padded statements of attempts and of
-/// requests: `BEGIN`, the inserts, the per-minute counts' upsert, `COMMIT`.
-fn small_batch_script(attempt_statements: usize, request_statements: usize) -> String {
-    let mut text = String::from("BEGIN IMMEDIATE;\n");
-    for _ in 0..attempt_statements {
-        text.push_str(ATTEMPT_INSERT.padded());
-        text.push_str(";\n");
-    }
-    for _ in 0..request_statements {
-        text.push_str(REQUEST_INSERT.padded());
-        text.push_str(";\n");
-    }
-    text.push_str(&STATS_JSON.text());
-    text.push_str(";\nCOMMIT");
-    text
 }
 
 #[cfg(test)]
@@ -376,16 +351,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn small_and_large_batches_store_the_same_rows() {
+    async fn batches_of_any_size_store_the_same_rows() {
         let small_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let large_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let small = Store::open(small_dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
         let large = Store::open(large_dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
-        let rows = 2 * SMALL_BATCH + 10;
-        // Batches of up to SMALL_BATCH rows take the one-script path, in one padded
-        // statement or several, full or not; one batch of all takes the multi-row one.
-        let sizes = [10, 17, 1, PADDED_ROWS, 2 * PADDED_ROWS, SMALL_BATCH - 2];
-        assert_eq!(sizes.iter().sum::<usize>(), rows);
+        // Many batches of assorted sizes on one store, one batch of all on the other.
+        let sizes = [10, 17, 1, 16, 32, 62];
+        let rows: usize = sizes.iter().sum();
         let mut from = 0;
         let small_writer = writer(&small).await;
         for size in sizes {
@@ -416,35 +389,55 @@ mod tests {
         assert_eq!(counts.attempts_last_hour, (rows as u32, rows as u32 / 2));
     }
 
-    /// The log writer's store is one connection of its own, kept open with the
-    /// statements prepared on it; what it writes, the shared pool reads.
+    /// `PRAGMA name` on the writer's connection, and the name of the thread it ran on.
+    async fn writer_pragma(log: &LogStore, name: &'static str) -> (String, Option<String>) {
+        let LogPool::Sqlite(thread) = &log.pool else {
+            panic!("a SQLite file's writer is on its own thread")
+        };
+        let read = move |conn: &mut rusqlite::Connection| {
+            let value: rusqlite::types::Value =
+                conn.query_row(&format!("PRAGMA {name}"), [], |row| row.get(0))?;
+            let value = match value {
+                rusqlite::types::Value::Integer(n) => n.to_string(),
+                rusqlite::types::Value::Text(text) => text,
+                other => format!("{other:?}"),
+            };
+            Ok((value, std::thread::current().name().map(str::to_owned)))
+        };
+        thread.run(read).await.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The log writer's store is one connection of its own, on a thread of its
+    /// own that runs every job; what it writes, the shared pool reads.
     #[tokio::test]
     async fn the_log_writer_has_a_connection_of_its_own() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
         let log = writer(&store).await;
-        let LogPool::Sqlite(pool) = &log.pool else { panic!("a SQLite file's writer is on SQLite's driver") };
-        let options = pool.options();
-        assert_eq!((options.get_min_connections(), options.get_max_connections()), (1, 1));
-        assert_eq!((options.get_idle_timeout(), options.get_max_lifetime()), (None, None));
         assert_eq!(store.pool.options().get_max_connections(), 3, "four connections in all");
         // Log rows hold no secret: the writer's retention does not zero whole pages
         // it frees (FAST, 2); the shared pool, which deletes secrets, does (ON, 1).
-        let pragma = "PRAGMA secure_delete";
-        let writer_mode: i64 =
-            sqlx::query_scalar(pragma).fetch_one(pool).await.unwrap_or_else(|e| panic!("{e}"));
-        let shared_mode: i64 =
-            sqlx::query_scalar(pragma).fetch_one(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((writer_mode, shared_mode), (2, 1));
+        let (writer_mode, thread) = writer_pragma(&log, "secure_delete").await;
+        let shared_mode: i64 = sqlx::query_scalar("PRAGMA secure_delete")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((writer_mode.as_str(), shared_mode), ("2", 1));
+        assert_eq!(thread.as_deref(), Some("switchyard-log-db"));
+        assert_ne!(thread, std::thread::current().name().map(str::to_owned));
         // And the shared connections' other settings.
-        let journal: String =
-            sqlx::query_scalar("PRAGMA journal_mode").fetch_one(pool).await.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(journal, "wal");
+        assert_eq!(writer_pragma(&log, "journal_mode").await.0, "wal");
+        assert_eq!(writer_pragma(&log, "synchronous").await.0, "1", "NORMAL");
+        assert_eq!(writer_pragma(&log, "busy_timeout").await.0, "5000");
+        assert_eq!(writer_pragma(&log, "foreign_keys").await.0, "1");
         for from in [0, 10, 100] {
             log.write_log(batch(from, from + 10 + from)).await.unwrap_or_else(|e| panic!("{e}"));
         }
         let attempts = store.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(attempts.len(), 10 + 20 + 110);
+        log.close().await;
+        // Closed: a late batch is an error, not a wait.
+        assert!(log.write_log(batch(200, 201)).await.is_err());
         log.close().await;
     }
 
@@ -462,10 +455,10 @@ mod tests {
         assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
     }
 
-    /// The small batch's transaction is part of its one execute: when a statement
-    /// in it fails, nothing of the batch stays and the store goes on writing.
+    /// A batch is one transaction: when a row of it fails, nothing of the batch
+    /// stays and the store goes on writing.
     #[tokio::test]
-    async fn a_small_batch_failing_halfway_leaves_nothing_behind() {
+    async fn a_batch_failing_halfway_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
         let log = writer(&store).await;
@@ -488,9 +481,8 @@ mod tests {
 
     /// SQLite's log inserts are `OR FAIL` (no statement journal, see
     /// `multi_insert`): a row failing stops its statement and keeps the rows
-    /// before it. A batch failing in the middle of a statement, on the small path
-    /// and on the large, still leaves nothing behind: the writer undoes the
-    /// transaction.
+    /// before it. A batch failing in the middle, small or large, still leaves
+    /// nothing behind: the writer undoes the transaction.
     #[tokio::test]
     async fn a_batch_failing_inside_a_statement_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -519,7 +511,7 @@ mod tests {
         let refuse = "CREATE TRIGGER refuse BEFORE INSERT ON request_log WHEN NEW.request_id = 'req-0013' \
                       BEGIN SELECT RAISE(FAIL, 'refused by the test'); END";
         sqlx::query(refuse).execute(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
-        for to in [20, 10 + 2 * SMALL_BATCH] {
+        for to in [20, 138] {
             let failed = log.write_log(batch(10, to)).await;
             assert!(failed.is_err_and(|e| e.to_string().contains("refused by the test")), "{to}");
             assert_eq!(everything(&store).await, before, "rows 10..{to} were undone");

@@ -22,6 +22,7 @@ mod connections;
 mod json_insert;
 mod leases;
 mod log_store;
+mod log_thread;
 mod multi_insert;
 mod request_log;
 mod request_stats;
@@ -62,6 +63,9 @@ pub enum StoreError {
     /// The database failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// The request log writer's SQLite connection failed (`log_thread`).
+    #[error("database error: {0}")]
+    LogDatabase(#[from] rusqlite::Error),
     /// Applying migrations failed.
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

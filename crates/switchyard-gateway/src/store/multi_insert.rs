@@ -1,51 +1,43 @@
-//! Multi-row `INSERT`s for the log writer. sqlx runs each SQLite statement on the
-//! connection's worker thread, so a statement per row cost two thread hand-offs per
-//! row (the profile at saturation: a tenth of the gateway's CPU in futex wake-ups
-//! and the channel to that thread). One statement carries up to [`CHUNKS`]`[0]`
-//! rows instead; chunk sizes are fixed powers of two so that only a handful of
-//! statement texts exist, each prepared once and cached by sqlx.
+//! The log writer's `INSERT` texts and the trait its row binders are written
+//! against.
 //!
-//! SQLite gets anonymous `?` placeholders, not `$N`: sqlx looks up every numbered
-//! parameter's name through `sqlite3_bind_parameter_name`, itself a linear scan of
-//! the statement's names, so binding a 960-parameter `$N` statement is quadratic
-//! (15 % of the gateway's CPU at saturation in the profile). Anonymous parameters
-//! have no name to look up.
+//! On Postgres (team mode) the writer goes through sqlx, one round trip per
+//! statement, so one statement carries up to [`CHUNKS`]`[0]` rows; chunk sizes are
+//! fixed powers of two so that only a handful of statement texts exist, each
+//! prepared once and cached by sqlx. On SQLite the writer steps a prepared
+//! single-row statement per row on its connection's own thread (`log_thread`), so
+//! it uses the one-row text.
 //!
-//! SQLite's statements are `INSERT OR FAIL`: a multi-row statement that may abort
-//! halfway (the default conflict algorithm, `ABORT`, for a `NOT NULL` column) must
-//! be able to undo its own rows without undoing the transaction, so inside one
-//! SQLite keeps a statement journal: the pages it changes, copied before it changes
-//! them. On a database with `auto_vacuum` (ours: it lets retention shrink the
-//! file) every insert also changes pointer-map pages, and the journal outgrew its
-//! 64 KB in memory into a temporary file under `/var/tmp`: in an strace of the
-//! saturated writer, half of SQLite's page writes went there (counted over whole
-//! runs, `pwrite`s per request fell from 1.04 to 0.96 without it; strace slows the
-//! writer, and larger batches journal more). `FAIL` stops the statement without
-//! undoing its earlier rows, so it needs no journal; the log writer rolls the
-//! whole transaction back on any error anyway, so a batch still lands whole or not
-//! at all.
+//! SQLite's texts have anonymous `?` placeholders (numbered ones made sqlx look
+//! each name up, a quadratic bind for large statements) and are `INSERT OR FAIL`:
+//! a statement that may abort halfway (the default conflict algorithm, `ABORT`,
+//! for a `NOT NULL` column) must be able to undo its own rows without undoing the
+//! transaction, so inside one SQLite keeps a statement journal of the pages it
+//! changes, and with `auto_vacuum` (ours: it lets retention shrink the file) that
+//! journal outgrew memory into a temporary file under `/var/tmp` (half of the
+//! saturated writer's page writes, when statements were multi-row). `FAIL` stops
+//! the statement without undoing its earlier rows, so it needs no journal; the
+//! log writer rolls the whole transaction back on any error anyway, so a batch
+//! still lands whole or not at all.
 
-use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use sqlx::query::Query;
-use sqlx::{Any, Database, Encode, Sqlite, Type};
+use sqlx::{Any, Database, Encode, Type};
 
-/// A log insert being bound: with SQLite's own driver on a SQLite file, with `Any`
-/// on Postgres (see `log_store`).
+/// A log insert being bound through sqlx (`Any`, on Postgres; see `log_store`).
 pub type InsertQuery<'q, DB> = Query<'q, DB, <DB as Database>::Arguments>;
 
 /// The values a log row binds, by value: a `String` moves into the statement's
 /// arguments instead of being copied, and a shared text (a connection's id, its
 /// provider, a model, the request id) is bound as the `Arc` it already is.
 ///
-/// Why shared texts matter: sqlx's SQLite driver wraps every `String` it binds
-/// in a new `Arc`, and the log writer's rows are freed on SQLite's worker thread,
-/// so each owned text cost an allocation on the request path, another on the
-/// writer and two frees on a third thread (jemalloc hands those back to the
-/// allocating thread's arena under its lock). A shared `Arc<str>` is bound as is
-/// and dropped with a reference count (callgrind at 100 req/s: SQLite's thread
-/// spent a tenth of its instructions freeing bound texts).
+/// Why shared texts matter: the rows are freed on the writer's thread, so each
+/// owned text copied on the request path cost an allocation there and a free
+/// on another thread (jemalloc hands those back to the allocating thread's arena
+/// under its lock). A shared `Arc<str>` is dropped with a reference count, and
+/// SQLite's binder reads it in place (callgrind at 100 req/s, with sqlx's driver:
+/// SQLite's thread spent a tenth of its instructions freeing bound texts).
 pub trait LogValues: Sized {
     /// An integer.
     fn int(self, value: i64) -> Self;
@@ -63,8 +55,8 @@ pub trait LogValues: Sized {
     fn word(self, value: &'static str) -> Self;
 }
 
-/// How a driver takes a shared text: SQLite's binds the `Arc` itself (sqlx's
-/// `TextSlice`); `Any` (Postgres) has no encoding for `Arc<str>`, so it gets a copy.
+/// How a sqlx driver takes a shared text: `Any` (Postgres) has no encoding for
+/// `Arc<str>`, so it gets a copy.
 pub trait SharedText: Database {
     /// What a shared text is bound as.
     type Shared: for<'t> Encode<'t, Self> + Type<Self> + Send + 'static;
@@ -72,16 +64,6 @@ pub trait SharedText: Database {
     fn shared(text: Arc<str>) -> Self::Shared;
     /// A string literal as this driver binds it.
     fn word(text: &'static str) -> Self::Shared;
-}
-
-impl SharedText for Sqlite {
-    type Shared = Arc<str>;
-    fn shared(text: Arc<str>) -> Arc<str> {
-        text
-    }
-    fn word(text: &'static str) -> Arc<str> {
-        shared_word(text)
-    }
 }
 
 impl SharedText for Any {
@@ -125,38 +107,8 @@ where
     }
 }
 
-/// The shared copy of a fixed text, made once per thread: bound as a `&str`, sqlx's
-/// SQLite driver copies it into a new `String` in a new `Arc` on every bind (a
-/// request's rows bind three: its route twice, its outcome). The texts are string
-/// literals, so there are as many entries as literal sites, a few dozen at most;
-/// they are told apart by address.
-fn shared_word(word: &'static str) -> Arc<str> {
-    thread_local! {
-        static WORDS: RefCell<Vec<(&'static str, Arc<str>)>> = const { RefCell::new(Vec::new()) };
-    }
-    WORDS.with_borrow_mut(|words| {
-        if let Some((_, shared)) = words.iter().find(|(w, _)| std::ptr::eq(*w, word)) {
-            return shared.clone();
-        }
-        let shared: Arc<str> = Arc::from(word);
-        words.push((word, shared.clone()));
-        shared
-    })
-}
-
-/// Binds `rows` rows of `columns` NULLs: the rows a padded statement lacks.
-pub fn bind_padding<Q: LogValues>(mut query: Q, rows: usize, columns: usize) -> Q {
-    for _ in 0..rows * columns {
-        query = query.opt_int(None);
-    }
-    query
-}
-
 /// Rows per statement, largest first; a batch is split greedily.
 pub const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
-
-/// Rows of the padded statement ([`MultiInsert::padded`]).
-pub const PADDED_ROWS: usize = 16;
 
 /// The statement texts of one table, one per chunk size.
 pub struct MultiInsert {
@@ -165,7 +117,6 @@ pub struct MultiInsert {
     tail: &'static str,
     numbered: OnceLock<Vec<String>>,
     sqlite: OnceLock<Vec<String>>,
-    padded: OnceLock<String>,
 }
 
 impl MultiInsert {
@@ -173,38 +124,13 @@ impl MultiInsert {
     /// `tail` what follows the values (a conflict clause, or nothing). SQLite's
     /// texts become `INSERT OR FAIL INTO …` (see the module's notes).
     pub const fn new(head: &'static str, columns: usize, tail: &'static str) -> MultiInsert {
-        MultiInsert {
-            head,
-            columns,
-            tail,
-            numbered: OnceLock::new(),
-            sqlite: OnceLock::new(),
-            padded: OnceLock::new(),
-        }
+        MultiInsert { head, columns, tail, numbered: OnceLock::new(), sqlite: OnceLock::new() }
     }
 
     /// Its column count.
+    #[cfg(test)]
     pub fn columns(&self) -> usize {
         self.columns
-    }
-
-    /// The statement for any number of rows up to [`PADDED_ROWS`] (SQLite, `?`
-    /// placeholders): it always takes [`PADDED_ROWS`] rows and drops those whose
-    /// first column is NULL, so the rows a batch lacks are bound as NULLs. One text
-    /// for every row count keeps a batch script's texts few (see
-    /// `Store::write_small_batch`): sqlx prepares and caches each text it meets.
-    pub fn padded(&self) -> &str {
-        self.padded.get_or_init(|| {
-            let head = self.sqlite_head();
-            let insert = head.trim_end().strip_suffix("VALUES").unwrap_or(&head).trim_end();
-            // `WHERE`: SQLite's grammar needs one between a `SELECT` and an
-            // `ON CONFLICT` clause anyway.
-            format!(
-                "{insert} SELECT * FROM (VALUES {}) WHERE column1 IS NOT NULL{}",
-                self.values(PADDED_ROWS, true),
-                self.tail
-            )
-        })
     }
 
     /// The statement for `rows` rows (one of [`CHUNKS`]): Postgres's, with `$N`
@@ -268,18 +194,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fixed_text_is_shared_not_copied_per_bind() {
-        const ROUTE: &str = "/v1/messages";
-        let first = shared_word(ROUTE);
-        let again = shared_word(ROUTE);
-        assert_eq!(&*first, ROUTE);
-        assert!(Arc::ptr_eq(&first, &again), "the second bind of a literal reuses the first one's copy");
-        let other = shared_word("served");
-        assert_eq!(&*other, "served");
-        assert!(!Arc::ptr_eq(&first, &other));
-    }
-
-    #[test]
     fn statements_number_their_placeholders_row_by_row() {
         let insert = MultiInsert::new("INSERT INTO t (a, b) VALUES ", 2, " ON CONFLICT DO NOTHING");
         assert_eq!(insert.text(1, false), "INSERT INTO t (a, b) VALUES ($1,$2) ON CONFLICT DO NOTHING");
@@ -292,18 +206,6 @@ mod tests {
             insert.text(2, true),
             "INSERT OR FAIL INTO t (a, b) VALUES (?,?), (?,?) ON CONFLICT DO NOTHING"
         );
-    }
-
-    #[test]
-    fn the_padded_statement_drops_rows_without_a_first_column() {
-        let insert = MultiInsert::new("INSERT INTO t (a, b) VALUES ", 2, " ON CONFLICT DO NOTHING");
-        let text = insert.padded();
-        assert!(
-            text.starts_with("INSERT OR FAIL INTO t (a, b) SELECT * FROM (VALUES (?,?), (?,?), "),
-            "{text}"
-        );
-        assert!(text.ends_with("(?,?)) WHERE column1 IS NOT NULL ON CONFLICT DO NOTHING"), "{text}");
-        assert_eq!(text.matches("(?,?)").count(), PADDED_ROWS);
     }
 
     #[test]

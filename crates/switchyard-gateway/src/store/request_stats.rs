@@ -94,7 +94,7 @@ macro_rules! stats_upsert {
     };
 }
 
-/// The per-minute additions' upsert from JSON (small batches on SQLite, see
+/// The per-minute additions' upsert from JSON (SQLite, see
 /// `LogStore::write_log`; [`Store::add_stats`] on Postgres); each row's array is
 /// [`stats_rows`]'s tuple.
 pub(super) static STATS_JSON: JsonInsert = JsonInsert::new("request_stats", &STATS_ROW, stats_upsert!());
