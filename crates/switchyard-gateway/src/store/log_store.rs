@@ -441,6 +441,26 @@ mod tests {
         log.close().await;
     }
 
+    /// Closing the writer returns once its connection has closed: as the last
+    /// connection to the file, its close checkpoints the write-ahead log and
+    /// removes it, so a process that exits right after finds everything in the
+    /// database file.
+    #[tokio::test]
+    async fn closing_the_writer_waits_for_its_connection_to_close() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let log = writer(&store).await;
+        log.write_log(batch(0, 50)).await.unwrap_or_else(|e| panic!("{e}"));
+        store.close().await;
+        let wal = dir.path().join(format!("{}-wal", super::super::DATABASE_FILE));
+        assert!(wal.exists(), "the writer's connection is still open");
+        log.close().await;
+        assert!(!wal.exists(), "the last close checkpointed and removed the WAL");
+        let reopened = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let attempts = reopened.list_attempts(1_000, None).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(attempts.len(), 50);
+    }
+
     /// SQLite is built without its memory statistics (`.cargo/config.toml`): the
     /// log writer's binds allocate per value, and with statistics on each
     /// allocation and free takes a global mutex.

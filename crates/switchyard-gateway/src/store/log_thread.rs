@@ -37,6 +37,8 @@ const THREAD_NAME: &str = "switchyard-log-db";
 pub(super) struct LogThread {
     /// `None` once closed.
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    /// Signalled (dropped) by the thread once the connection has closed.
+    closed: Mutex<Option<oneshot::Receiver<()>>>,
     /// The database file, for messages.
     path: PathBuf,
 }
@@ -53,6 +55,7 @@ impl LogThread {
     pub(super) async fn open(path: &Path) -> StoreResult<LogThread> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (opened, ready) = oneshot::channel();
+        let (on_close, closed) = oneshot::channel::<()>();
         let file = path.to_path_buf();
         std::thread::Builder::new()
             .name(THREAD_NAME.to_owned())
@@ -71,12 +74,17 @@ impl LogThread {
                 while let Ok(job) = queue.recv() {
                     job(&mut conn);
                 }
-                // Closing the last connection checkpoints the write-ahead log.
+                // Closing the last connection to the file checkpoints the write-ahead log.
                 let _ = conn.close();
+                drop(on_close);
             })
             .map_err(|source| StoreError::Io { path: path.to_path_buf(), source })?;
         ready.await.map_err(|_| gone())??;
-        Ok(LogThread { jobs: Mutex::new(Some(jobs)), path: path.to_path_buf() })
+        Ok(LogThread {
+            jobs: Mutex::new(Some(jobs)),
+            closed: Mutex::new(Some(closed)),
+            path: path.to_path_buf(),
+        })
     }
 
     /// Runs `work` on the connection and returns what it returned.
@@ -96,17 +104,16 @@ impl LogThread {
         Ok(answer.await.map_err(|_| gone())??)
     }
 
-    /// Closes the connection once the jobs sent before have run.
+    /// Closes the connection once the jobs sent before have run, and returns when
+    /// it has closed (a checkpoint, when it was the last connection, included).
+    /// Later jobs fail.
     pub(super) async fn close(&self) {
-        let Some(jobs) = self.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() else {
-            return;
-        };
-        let (done, finished) = oneshot::channel::<()>();
-        // The last job; dropping the sender then ends the thread's loop, which
-        // closes the connection. `done` drops with the job, after it ran.
-        let _ = jobs.send(Box::new(move |_| drop(done)));
-        drop(jobs);
-        let _ = finished.await;
+        // Dropping the sender ends the thread's loop after the queued jobs.
+        drop(self.jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        let closed = self.closed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(closed) = closed {
+            let _ = closed.await;
+        }
     }
 }
 
