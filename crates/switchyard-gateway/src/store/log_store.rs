@@ -72,10 +72,10 @@ impl LogStore {
             LogPool::Sqlite(thread) => thread.run(move |conn| write_sqlite(conn, batch, &stats)).await,
             LogPool::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                for query in inserts::<Any, _>(&ATTEMPT_INSERT, batch.attempts, false, bind_attempt) {
+                for query in inserts(&ATTEMPT_INSERT, batch.attempts, bind_attempt) {
                     query.execute(&mut *tx).await?;
                 }
-                for query in inserts::<Any, _>(&REQUEST_INSERT, batch.requests, false, bind_request) {
+                for query in inserts(&REQUEST_INSERT, batch.requests, bind_request) {
                     query.execute(&mut *tx).await?;
                 }
                 Store::add_stats(&mut tx, &batch.stats).await?;
@@ -253,20 +253,19 @@ fn unwritable(source: serde_json::Error) -> StoreError {
     StoreError::Corrupt { table: "request_stats", column: "batch", source }
 }
 
-/// `rows` as the multi-row statements of `insert` (chunks of [`CHUNKS`]'s sizes,
+/// `rows` as the multi-row Postgres statements of `insert` (chunks of [`CHUNKS`]'s sizes,
 /// largest first), each bound when it is reached.
 ///
 /// [`CHUNKS`]: super::multi_insert::CHUNKS
-fn inserts<'q, DB: sqlx::Database, R>(
+fn inserts<'q, R>(
     insert: &'static MultiInsert,
     rows: Vec<R>,
-    sqlite: bool,
-    bind: fn(InsertQuery<'q, DB>, R) -> InsertQuery<'q, DB>,
-) -> impl Iterator<Item = InsertQuery<'q, DB>> {
+    bind: fn(InsertQuery<'q, Any>, R) -> InsertQuery<'q, Any>,
+) -> impl Iterator<Item = InsertQuery<'q, Any>> {
     let sizes = chunk_sizes(rows.len());
     let mut rows = rows.into_iter();
     sizes.map(move |size| {
-        let query = sqlx::query(sqlx::AssertSqlSafe(insert.text(size, sqlite)));
+        let query = sqlx::query(sqlx::AssertSqlSafe(insert.text(size, false)));
         rows.by_ref().take(size).fold(query, bind)
     })
 }
