@@ -71,8 +71,11 @@ impl LogThread {
                     }
                 };
                 // Ends when every sender is gone (closed, or the store dropped).
+                // A job that panics loses its own answer (its caller gets an
+                // error; a transaction it held rolls back as it unwinds), not
+                // the thread: the next batch is written as usual.
                 while let Ok(job) = queue.recv() {
-                    job(&mut conn);
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut conn)));
                 }
                 // Closing the last connection to the file checkpoints the write-ahead log.
                 let _ = conn.close();
@@ -131,4 +134,37 @@ fn connect(path: &Path) -> StoreResult<Connection> {
 /// The thread is gone: closed, or it could not start.
 fn gone() -> StoreError {
     StoreError::Database(sqlx::Error::WorkerCrashed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_job_that_panics_fails_alone_and_the_thread_goes_on() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let thread = LogThread::open(&dir.path().join("log.sqlite")).await.unwrap_or_else(|e| panic!("{e}"));
+        thread
+            .run(|conn| conn.execute_batch("CREATE TABLE t (x INTEGER)"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let failed = thread
+            .run(|conn| -> rusqlite::Result<()> {
+                let tx = conn.transaction()?;
+                tx.execute("INSERT INTO t VALUES (1)", [])?;
+                panic!("a bug in a job, inside a transaction");
+            })
+            .await;
+        assert!(failed.is_err());
+        thread
+            .run(|conn| conn.execute("INSERT INTO t VALUES (2)", []))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let rows: Vec<i64> = thread
+            .run(|conn| conn.prepare("SELECT x FROM t")?.query_map([], |row| row.get(0))?.collect())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows, [2], "the panicking job's transaction rolled back");
+        thread.close().await;
+    }
 }
