@@ -18,6 +18,9 @@ pub struct JsonInsert {
     columns: &'static [&'static str],
     /// What follows the `SELECT` (a conflict clause, or nothing).
     tail: &'static str,
+    /// The statement, built on first use (the writer prepares it by this text at
+    /// every flush, so it is not rebuilt each time).
+    text: std::sync::OnceLock<String>,
 }
 
 impl JsonInsert {
@@ -28,22 +31,23 @@ impl JsonInsert {
         columns: &'static [&'static str],
         tail: &'static str,
     ) -> JsonInsert {
-        JsonInsert { table, columns, tail }
+        JsonInsert { table, columns, tail, text: std::sync::OnceLock::new() }
     }
 
-    /// The statement, reading its rows from its one `?` parameter (SQLite binds
-    /// `?`s in order across a script's statements).
-    pub fn text(&self) -> String {
-        let values: Vec<String> = (0..self.columns.len()).map(|i| format!("value ->> {i}")).collect();
-        // `WHERE true`: SQLite's grammar needs it between a `SELECT … FROM` and an
-        // `ON CONFLICT` clause.
-        format!(
-            "INSERT INTO {} ({}) SELECT {} FROM jsonb_each(?) WHERE true{}",
-            self.table,
-            self.columns.join(", "),
-            values.join(", "),
-            self.tail
-        )
+    /// The statement, reading its rows from its one `?` parameter.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let values: Vec<String> = (0..self.columns.len()).map(|i| format!("value ->> {i}")).collect();
+            // `WHERE true`: SQLite's grammar needs it between a `SELECT … FROM` and an
+            // `ON CONFLICT` clause.
+            format!(
+                "INSERT INTO {} ({}) SELECT {} FROM jsonb_each(?) WHERE true{}",
+                self.table,
+                self.columns.join(", "),
+                values.join(", "),
+                self.tail
+            )
+        })
     }
 }
 

@@ -179,15 +179,15 @@ impl LogStore {
 fn write_sqlite(conn: &mut rusqlite::Connection, batch: LogBatch, stats: &str) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
-        let mut insert = tx.prepare_cached(ATTEMPT_INSERT.text(1, true))?;
+        let mut insert = tx.prepare_cached(ATTEMPT_INSERT.sqlite_row())?;
         for row in batch.attempts {
             bind_attempt(RowBinder::new(&mut insert), row).execute()?;
         }
-        let mut insert = tx.prepare_cached(REQUEST_INSERT.text(1, true))?;
+        let mut insert = tx.prepare_cached(REQUEST_INSERT.sqlite_row())?;
         for row in batch.requests {
             bind_request(RowBinder::new(&mut insert), row).execute()?;
         }
-        tx.prepare_cached(STATS_JSON.text().as_ref())?.execute([stats])?;
+        tx.prepare_cached(STATS_JSON.text())?.execute([stats])?;
     }
     tx.commit()
 }
@@ -265,7 +265,7 @@ fn inserts<'q, R>(
     let sizes = chunk_sizes(rows.len());
     let mut rows = rows.into_iter();
     sizes.map(move |size| {
-        let query = sqlx::query(sqlx::AssertSqlSafe(insert.text(size, false)));
+        let query = sqlx::query(sqlx::AssertSqlSafe(insert.text(size)));
         rows.by_ref().take(size).fold(query, bind)
     })
 }
@@ -277,6 +277,13 @@ mod tests {
     use switchyard_types::UnixMillis;
     use switchyard_types::api::TokenUsageView;
     use switchyard_types::requests::{RequestOutcome, RequestsQuery, RouteTraceView};
+
+    /// A store in a new data directory (kept while the directory is).
+    async fn fresh_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        (dir, store)
+    }
 
     /// The log writer's connection to `store`.
     async fn writer(store: &Store) -> LogStore {
@@ -410,8 +417,7 @@ mod tests {
     /// own that runs every job; what it writes, the shared pool reads.
     #[tokio::test]
     async fn the_log_writer_has_a_connection_of_its_own() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, store) = fresh_store().await;
         let log = writer(&store).await;
         assert_eq!(store.pool.options().get_max_connections(), 3, "four connections in all");
         // Log rows hold no secret: the writer's retention does not zero whole pages
@@ -446,8 +452,7 @@ mod tests {
     /// database file.
     #[tokio::test]
     async fn closing_the_writer_waits_for_its_connection_to_close() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let (dir, store) = fresh_store().await;
         let log = writer(&store).await;
         log.write_log(batch(0, 50)).await.unwrap_or_else(|e| panic!("{e}"));
         store.close().await;
@@ -465,8 +470,7 @@ mod tests {
     /// allocation and free takes a global mutex.
     #[tokio::test]
     async fn sqlite_is_built_without_memory_statistics() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, store) = fresh_store().await;
         let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
             .fetch_all(&store.pool)
             .await
@@ -478,8 +482,7 @@ mod tests {
     /// stays and the store goes on writing.
     #[tokio::test]
     async fn a_batch_failing_halfway_leaves_nothing_behind() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, store) = fresh_store().await;
         let log = writer(&store).await;
         log.write_log(batch(0, 10)).await.unwrap_or_else(|e| panic!("{e}"));
         let before = everything(&store).await;
@@ -498,32 +501,11 @@ mod tests {
         assert_eq!(attempts.len(), 30);
     }
 
-    /// SQLite's log inserts are `OR FAIL` (no statement journal, see
-    /// `multi_insert`): a row failing stops its statement and keeps the rows
-    /// before it. A batch failing in the middle, small or large, still leaves
-    /// nothing behind: the writer undoes the transaction.
+    /// A batch failing in the middle of its rows, small or large, leaves nothing
+    /// behind: the writer undoes the transaction.
     #[tokio::test]
-    async fn a_batch_failing_inside_a_statement_leaves_nothing_behind() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = Store::open(dir.path()).await.unwrap_or_else(|e| panic!("{e}"));
-
-        // The statement itself: the second row's NULL `at` fails, the first stays.
-        let mut tx = store.pool.begin().await.unwrap_or_else(|e| panic!("{e}"));
-        let two = batch(0, 2);
-        let query = sqlx::query(sqlx::AssertSqlSafe(ATTEMPT_INSERT.text(2, true)));
-        let mut query = bind_attempt(query, two.attempts[0].clone()).bind(None::<i64>);
-        for _ in 1..ATTEMPT_INSERT.columns() {
-            query = query.bind("x");
-        }
-        let failed = query.execute(&mut *tx).await;
-        assert!(failed.is_err_and(|e| e.to_string().contains("NOT NULL")));
-        let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM request_log")
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(kept, 1, "FAIL keeps the statement's earlier rows");
-        tx.rollback().await.unwrap_or_else(|e| panic!("{e}"));
-
+    async fn a_batch_failing_in_the_middle_leaves_nothing_behind() {
+        let (_dir, store) = fresh_store().await;
         let log = writer(&store).await;
         log.write_log(batch(0, 10)).await.unwrap_or_else(|e| panic!("{e}"));
         let before = everything(&store).await;

@@ -8,17 +8,14 @@
 //! single-row statement per row on its connection's own thread (`log_thread`), so
 //! it uses the one-row text.
 //!
-//! SQLite's texts have anonymous `?` placeholders (numbered ones made sqlx look
-//! each name up, a quadratic bind for large statements) and are `INSERT OR FAIL`:
-//! a statement that may abort halfway (the default conflict algorithm, `ABORT`,
-//! for a `NOT NULL` column) must be able to undo its own rows without undoing the
-//! transaction, so inside one SQLite keeps a statement journal of the pages it
-//! changes, and with `auto_vacuum` (ours: it lets retention shrink the file) that
-//! journal outgrew memory into a temporary file under `/var/tmp` (half of the
-//! saturated writer's page writes, when statements were multi-row). `FAIL` stops
-//! the statement without undoing its earlier rows, so it needs no journal; the
-//! log writer rolls the whole transaction back on any error anyway, so a batch
-//! still lands whole or not at all.
+//! SQLite's one-row text has `?` placeholders and is `INSERT OR FAIL`. When the
+//! SQLite writer used multi-row statements, the default conflict algorithm
+//! (`ABORT`, for a `NOT NULL` column) made SQLite keep a statement journal so a
+//! statement could undo its own rows, and with `auto_vacuum` (ours: it lets
+//! retention shrink the file) that journal spilled into a temporary file (half of
+//! the saturated writer's page writes). `FAIL` undoes nothing, so it needs no
+//! journal; the writer rolls the whole transaction back on any error anyway, so a
+//! batch lands whole or not at all.
 
 use std::sync::{Arc, OnceLock};
 
@@ -116,7 +113,7 @@ pub struct MultiInsert {
     columns: usize,
     tail: &'static str,
     numbered: OnceLock<Vec<String>>,
-    sqlite: OnceLock<Vec<String>>,
+    sqlite_row: OnceLock<String>,
 }
 
 impl MultiInsert {
@@ -124,27 +121,22 @@ impl MultiInsert {
     /// `tail` what follows the values (a conflict clause, or nothing). SQLite's
     /// texts become `INSERT OR FAIL INTO …` (see the module's notes).
     pub const fn new(head: &'static str, columns: usize, tail: &'static str) -> MultiInsert {
-        MultiInsert { head, columns, tail, numbered: OnceLock::new(), sqlite: OnceLock::new() }
+        MultiInsert { head, columns, tail, numbered: OnceLock::new(), sqlite_row: OnceLock::new() }
     }
 
-    /// Its column count.
-    #[cfg(test)]
-    pub fn columns(&self) -> usize {
-        self.columns
-    }
-
-    /// The statement for `rows` rows (one of [`CHUNKS`]): Postgres's, with `$N`
-    /// placeholders, or, `sqlite`, SQLite's (`?` placeholders, `OR FAIL`).
-    pub fn text(&self, rows: usize, sqlite: bool) -> &str {
-        let texts = if sqlite { &self.sqlite } else { &self.numbered };
-        let texts = texts.get_or_init(|| CHUNKS.iter().map(|&n| self.build(n, sqlite)).collect());
+    /// Postgres's statement for `rows` rows (one of [`CHUNKS`]), with `$N`
+    /// placeholders.
+    pub fn text(&self, rows: usize) -> &str {
+        let texts = self.numbered.get_or_init(|| {
+            CHUNKS.iter().map(|&n| format!("{}{}{}", self.head, self.values(n, false), self.tail)).collect()
+        });
         let index = CHUNKS.iter().position(|&n| n == rows).unwrap_or(CHUNKS.len() - 1);
         &texts[index]
     }
 
-    fn build(&self, rows: usize, sqlite: bool) -> String {
-        let head = if sqlite { self.sqlite_head() } else { self.head.to_owned() };
-        format!("{head}{}{}", self.values(rows, sqlite), self.tail)
+    /// SQLite's statement for one row: `?` placeholders, `INSERT OR FAIL`.
+    pub fn sqlite_row(&self) -> &str {
+        self.sqlite_row.get_or_init(|| format!("{}{}{}", self.sqlite_head(), self.values(1, true), self.tail))
     }
 
     /// The head with SQLite's `OR FAIL` after the `INSERT`.
@@ -196,16 +188,10 @@ mod tests {
     #[test]
     fn statements_number_their_placeholders_row_by_row() {
         let insert = MultiInsert::new("INSERT INTO t (a, b) VALUES ", 2, " ON CONFLICT DO NOTHING");
-        assert_eq!(insert.text(1, false), "INSERT INTO t (a, b) VALUES ($1,$2) ON CONFLICT DO NOTHING");
-        assert_eq!(
-            insert.text(2, false),
-            "INSERT INTO t (a, b) VALUES ($1,$2), ($3,$4) ON CONFLICT DO NOTHING"
-        );
-        assert!(insert.text(64, false).ends_with("($127,$128) ON CONFLICT DO NOTHING"));
-        assert_eq!(
-            insert.text(2, true),
-            "INSERT OR FAIL INTO t (a, b) VALUES (?,?), (?,?) ON CONFLICT DO NOTHING"
-        );
+        assert_eq!(insert.text(1), "INSERT INTO t (a, b) VALUES ($1,$2) ON CONFLICT DO NOTHING");
+        assert_eq!(insert.text(2), "INSERT INTO t (a, b) VALUES ($1,$2), ($3,$4) ON CONFLICT DO NOTHING");
+        assert!(insert.text(64).ends_with("($127,$128) ON CONFLICT DO NOTHING"));
+        assert_eq!(insert.sqlite_row(), "INSERT OR FAIL INTO t (a, b) VALUES (?,?) ON CONFLICT DO NOTHING");
     }
 
     #[test]
