@@ -224,7 +224,7 @@ mod cooldown_wait {
         let c = clock.clone();
         let gateway = TestGateway::start_with(&config, move |cfg| {
             cfg.clock = c;
-            cfg.log_batch_interval = LOG_BATCH_INTERVAL;
+            cfg.log_batch_interval = Some(LOG_BATCH_INTERVAL);
         })
         .await;
         (gateway, clock)

@@ -149,3 +149,48 @@ async fn the_request_log_is_flushed_and_kept_within_its_retention() {
         assert_eq!(mode, 0o600, "database file must be owner-only");
     }
 }
+
+/// With the embedded file, which only this process reads (and every read flushes
+/// first), a request-log batch stays open 30 s of the gateway clock: a batch costs
+/// ~1 ms of CPU at an agent's pace however few its rows. Team mode keeps 5 s
+/// (team_mode.rs), since other replicas read without this one's flush.
+#[tokio::test]
+async fn a_local_log_batch_is_written_thirty_seconds_after_its_first_row() {
+    const BATCH: Duration = Duration::from_secs(30);
+    let up = FakeUpstream::start(Reply::json(200, wire::anthropic_message("claude-x", "ok"))).await;
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let c = clock.clone();
+    let gw = TestGateway::start_with(&config(&up), move |cfg| cfg.clock = c).await;
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        gw.dir.path().join("data/switchyard.sqlite").display()
+    ))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let logged = || async {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM request_log").fetch_one(&pool).await.unwrap_or(-1)
+    };
+    let r = gw.post("/v1/messages", &json!({"model": "claude-x", "messages": []})).await;
+    assert_eq!(r.status(), 200);
+    // The row opened a batch: the writer arms its timer on the gateway's clock.
+    for _ in 0..2_000 {
+        if clock.pending_in().contains(&BATCH) {
+            break;
+        }
+        // Polling for the writer's timer, not waiting out a duration.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(clock.pending_in().contains(&BATCH), "no 30 s batch timer: {:?}", clock.pending_in());
+    clock.advance(BATCH - Duration::from_millis(1));
+    tokio::task::yield_now().await;
+    assert_eq!(logged().await, 0, "the batch is still open 1 ms before its 30 s");
+    clock.advance_ms(1);
+    for _ in 0..2_000 {
+        if logged().await == 1 {
+            break;
+        }
+        // Polling the writer's background write.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(logged().await, 1, "written when the batch is due");
+}

@@ -335,6 +335,33 @@ async fn concurrent_429s_on_two_replicas_count_once() {
     until("A sees level 2", || async { a.cooldown_of("key-a").await["backoffLevel"] == 2 }).await;
 }
 
+/// Another replica reads the shared log without this one's flush, so in team mode a
+/// batch stays open 5 s of the gateway clock (the embedded file's 30 s would leave
+/// the other replicas' Requests page that far behind).
+#[tokio::test]
+async fn another_replica_sees_a_request_once_its_five_second_batch_is_written() {
+    const BATCH: Duration = Duration::from_secs(5);
+    let Some(pg) = PgServer::start() else { return };
+    let url = pg.create_database("batches");
+    let x = FakeUpstream::start(ok("x")).await;
+    let y = FakeUpstream::start(ok("y")).await;
+    let clock = Arc::new(ManualClock::new(UnixMillis(1_900_000_000_000)));
+    let (a, b) = two_replicas(&config(&x.url(), &y.url()), &url, &clock).await;
+    let (status, _, _) = infer(&a, CLIENT_KEY, None).await;
+    assert_eq!(status, 200);
+    until("A's batch timer", || async { clock.pending_in().contains(&BATCH) }).await;
+    clock.advance(BATCH - Duration::from_millis(1));
+    tokio::task::yield_now().await;
+    assert_eq!(listed(&b).await, 0, "A's batch is still open");
+    clock.advance_ms(1);
+    until("B lists A's request", || async { listed(&b).await == 1 }).await;
+}
+
+/// Client requests a replica lists (its own flushed, the others' as written).
+async fn listed(gw: &TestGateway) -> usize {
+    gw.mgmt_json("/api/requests").await.as_array().map_or(0, Vec::len)
+}
+
 #[tokio::test]
 async fn an_expiring_claude_token_is_refreshed_once_across_replicas() {
     let Some(pg) = PgServer::start() else { return };

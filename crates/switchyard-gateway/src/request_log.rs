@@ -1,20 +1,22 @@
 //! The request log's write side. The request path appends its rows to a shared
 //! buffer (a short mutex, no channel, no wake-up); a background task takes the
 //! whole buffer and writes it as one transaction ([`Store::write_log`]) when a batch
-//! is due: [`FLUSH_INTERVAL`] of the gateway's clock after its first row, or at
-//! [`BATCH_MAX`] rows. So the writer wakes twice per batch (for the first row, and
-//! when the batch is due) instead of once per request (issue 16; the per-row channel
-//! hand-off and a transaction every 100 ms were a third of the gateway's CPU at low
-//! rates). A transaction's cost is mostly per batch (the pages it appends to the
-//! write-ahead log), so at an agent's pace the interval sets it: five seconds
-//! instead of one took the log's share of CPU at 10 requests a second from ~60 to
-//! ~22 µs per request (docs/benchmarks.md, sixteenth session). What a crash can lose
-//! is that interval's rows; a stop writes them.
+//! is due: an interval of the gateway's clock after its first row
+//! ([`batch_interval`]), or at [`BATCH_MAX`] rows. So the writer wakes twice per
+//! batch (for the first row, and when the batch is due) instead of once per request
+//! (issue 16; the per-row channel hand-off and a transaction every 100 ms were a
+//! third of the gateway's CPU at low rates). A transaction's cost is mostly per
+//! batch (the pages it appends to the write-ahead log, the wake-ups of a writer that
+//! runs cold), so at an agent's pace the interval sets it: ~1 ms of CPU per batch
+//! however few its rows (docs/benchmarks.md, nineteenth session). With the embedded
+//! file, which only this process reads, batches stay open [`LOCAL_FLUSH_INTERVAL`]:
+//! every reader flushes first, so the interval only bounds what a crash loses. In
+//! team mode other replicas read the shared database without this one's flush, so
+//! batches stay open [`TEAM_FLUSH_INTERVAL`] there: how late they see its rows. A
+//! stop writes what is pending.
 //!
 //! Readers see their writes: the management API asks for a flush ([`RequestLogSink::flush`])
-//! before it reads the log, so the interval only delays what nobody is looking at
-//! (in team mode, another replica's reads see this replica's rows up to one
-//! interval late).
+//! before it reads the log, so the interval only delays what nobody is looking at.
 //! Fail-open: when the buffer is full a row is dropped and counted, never blocking
 //! a request. Retention is bounded by row count and runs in small transactions.
 
@@ -28,7 +30,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::GatewayClock;
-use crate::store::{AttemptLogRow, LogBatch, LogStore, MINUTE_MS, RequestLogRow, Store};
+use crate::store::{AttemptLogRow, Backend, LogBatch, LogStore, MINUTE_MS, RequestLogRow, Store};
 use switchyard_types::UnixMillis;
 
 /// Rows the buffer holds at most; past that rows are dropped (and counted). Two
@@ -37,9 +39,24 @@ const QUEUE_CAPACITY: usize = 32_768;
 /// Rows at which a batch is written at once, before its interval ends (a batch
 /// that grew while the writer was busy is written whole, in one transaction).
 pub const BATCH_MAX: usize = 1_024;
-/// How long a batch stays open after its first row (readers never wait for it:
-/// they flush).
-pub const FLUSH_INTERVAL: Duration = Duration::from_secs(5);
+/// How long a batch stays open after its first row with the embedded SQLite file:
+/// this process is its only reader and every read flushes first, so this bounds
+/// only what a crash loses. Thirty seconds instead of five: a batch costs ~1 ms of
+/// CPU at an agent's pace however few its rows, which at one request a second was
+/// ~190 µs of each request's ~450 (docs/benchmarks.md, nineteenth session).
+pub const LOCAL_FLUSH_INTERVAL: Duration = Duration::from_secs(30);
+/// How long a batch stays open in team mode: other replicas read the shared
+/// database without this one's flush, so this is how late their Requests and
+/// Overview pages see its rows.
+pub const TEAM_FLUSH_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How long a batch stays open with `backend`.
+pub fn batch_interval(backend: Backend) -> Duration {
+    match backend {
+        Backend::Sqlite => LOCAL_FLUSH_INTERVAL,
+        Backend::Postgres => TEAM_FLUSH_INTERVAL,
+    }
+}
 /// Retention runs after a tenth of the retained rows (between 1,000 and 10,000)
 /// were written since it last ran: under load, not after every batch.
 fn prune_every(retention_rows: u32) -> usize {
@@ -424,7 +441,7 @@ mod tests {
             let sink = RequestLogSink::new();
             let stop = CancellationToken::new();
             let writer =
-                spawn_writer(&sink, store.clone(), retention_rows, FLUSH_INTERVAL, clock, stop.clone());
+                spawn_writer(&sink, store.clone(), retention_rows, LOCAL_FLUSH_INTERVAL, clock, stop.clone());
             Running { sink, stop, writer }
         }
 
@@ -472,7 +489,7 @@ mod tests {
         }
         // The first row opened a batch: the writer waits out its interval.
         until(async || clock.pending_timers() == 1).await;
-        clock.advance(FLUSH_INTERVAL - Duration::from_millis(1));
+        clock.advance(LOCAL_FLUSH_INTERVAL - Duration::from_millis(1));
         tokio::task::yield_now().await;
         assert_eq!(clock.pending_timers(), 1, "the batch is not due yet");
         assert_eq!(logged(&store).await, 0);

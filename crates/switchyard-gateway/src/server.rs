@@ -64,11 +64,12 @@ pub struct GatewayConfig {
     pub connections: ConnectionOptions,
     /// Rows kept in the request log.
     pub log_retention_rows: u32,
-    /// How long a request-log batch stays open after its first row
-    /// ([`crate::request_log::FLUSH_INTERVAL`]; not a user setting: readers flush,
-    /// so it only bounds what a crash loses. Tests that look for another timer on a
-    /// manual clock move it out of the way).
-    pub log_batch_interval: Duration,
+    /// How long a request-log batch stays open after its first row; `None`: the
+    /// database's own ([`crate::request_log::batch_interval`]). Not a user setting:
+    /// readers flush, so it bounds what a crash loses and how late other replicas
+    /// see the rows. Tests that look for another timer on a manual clock move it
+    /// out of the way.
+    pub log_batch_interval: Option<Duration>,
     /// How long in-flight requests may run on after shutdown starts.
     pub shutdown_grace: Duration,
     /// The one clock: the engine, deadlines, stream watchdogs, waits and the
@@ -99,7 +100,7 @@ impl GatewayConfig {
             proxy: ProxyOptions::default(),
             connections: ConnectionOptions::default(),
             log_retention_rows: 100_000,
-            log_batch_interval: crate::request_log::FLUSH_INTERVAL,
+            log_batch_interval: None,
             shutdown_grace: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             env: Arc::new(ProcessEnv),
@@ -225,7 +226,7 @@ impl Gateway {
             &log,
             store.clone(),
             config.log_retention_rows,
-            config.log_batch_interval,
+            config.log_batch_interval.unwrap_or_else(|| crate::request_log::batch_interval(store.backend())),
             config.clock.clone(),
             log_shutdown.clone(),
         );
