@@ -11,8 +11,7 @@
 # KIND=stream sends the benchmark's streamed Messages request instead (`stream: true`,
 # the fake upstream's 7-frame Anthropic SSE, read to the end): the path of the
 # streaming time-to-first-byte row. KIND=agent sends a chat request the size and
-# shape of a coding agent's (~50 KB: a long system prompt, 12 tools with JSON
-# schemas, a history of tool calls and results; CLIENTS.md), where the cost that
+# shape of a coding agent's (~50 KB, scripts/lib/agent_body.py), where the cost that
 # grows with the body shows. Default KIND=chat (the benchmark's ~1 KB chat request).
 #
 # KEEP=DIR keeps the callgrind files there (gateway.cg.1-NN per thread, relay.cg.1-NN;
@@ -68,21 +67,9 @@ if kind == "stream":
         {"role": "assistant", "content": "Ready."}, {"role": "user", "content": "x" * 900}]})
 elif kind == "agent":
     path = "/v1/chat/completions"
-    prose = "You are an interactive coding agent. Prefer small, verified edits; run the tests. " * 300
-    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": "Reads or edits files. " * 20,
-              "parameters": {"type": "object", "required": ["path"], "properties": {
-                  "path": {"type": "string", "description": "Absolute path."},
-                  "offset": {"type": "integer", "minimum": 0}, "limit": {"type": "integer"},
-                  "edits": {"type": "array", "items": {"type": "object", "properties": {
-                      "old": {"type": "string"}, "new": {"type": "string"}}}}}}}} for i in range(12)]
-    history = []
-    for i in range(8):
-        history.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"call_{i}", "type": "function",
-                        "function": {"name": "tool_1", "arguments": json.dumps({"path": f"/src/mod{i}.rs"})}}]})
-        history.append({"role": "tool", "tool_call_id": f"call_{i}",
-                        "content": 'fn main() {\n    println!("hi");\n}\n' * 40})
-    body = json.dumps({"model": "bench-model", "max_tokens": 64, "tools": tools, "messages": [
-        {"role": "system", "content": prose}, {"role": "user", "content": "Fix the failing test."}] + history})
+    sys.path.insert(0, "scripts/lib")
+    from agent_body import agent_body
+    body = agent_body()
 else:
     path = "/v1/chat/completions"
     body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [

@@ -12,6 +12,9 @@
 # the relay is always added last. RATE is each proxy's own: the client sends every
 # proxy RATE requests a second over one keep-alive connection, in turn.
 #
+# KIND=agent sends a ~50 KB request shaped like a coding agent's
+# (scripts/lib/agent_body.py) instead of the benchmark's ~1 KB chat request.
+#
 # Threads of the same name are summed (a gateway's lanes, SQLite's workers). The
 # first 3 s are warm-up and not counted. Requests are spaced evenly, one at a time
 # (RATE × proxies a second in all), so each comes after a pause: a round sent back
@@ -46,8 +49,13 @@ start_proxies "$@"
 python3 - "$RATE" "$SECS" "$KEY" "$WORK/proxies" <<'PY'
 import http.client, json, os, sys, time
 rate, secs, key, proxies = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
-body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
-    {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
+if os.environ.get("KIND", "chat") == "agent":
+    sys.path.insert(0, "scripts/lib")
+    from agent_body import agent_body
+    body = agent_body()
+else:
+    body = json.dumps({"model": "bench-model", "max_tokens": 64, "messages": [
+        {"role": "system", "content": "You are a terse assistant."}, {"role": "user", "content": "x" * 900}]})
 procs = []
 for line in open(proxies):
     label, pid, port = line.split()
