@@ -11,6 +11,7 @@
 #![expect(clippy::disallowed_methods, reason = "a benchmark measures real elapsed time and waits for real")]
 
 mod ab;
+mod agent_request;
 mod client;
 mod closed_loop;
 mod flow;
@@ -67,6 +68,9 @@ struct Cli {
     /// Open-loop rate (requests/s) for the streaming TTFB runs.
     #[arg(long, default_value_t = 200)]
     stream_rate: u32,
+    /// Open-loop rate (requests/s) for the agent-sized request (~50 KB).
+    #[arg(long, default_value_t = 10)]
+    agent_rate: u32,
     /// The `switchyard` binary [default: `switchyard` next to this executable].
     #[arg(long)]
     gateway_bin: Option<PathBuf>,
@@ -231,6 +235,7 @@ impl Cli {
             concurrency: self.concurrency.max(1),
             streams: self.streams,
             stream_rate: self.stream_rate.max(1),
+            agent_rate: self.agent_rate.max(1),
             // 6 s streams: long enough that all of 5,000 are open at once.
             slow_frames: 61,
             slow_interval: Duration::from_millis(100),

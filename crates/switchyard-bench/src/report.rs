@@ -38,6 +38,9 @@ leaves behind fall on all of them alike. *Added* = gateway percentile minus dire
 percentile.
 - **Streaming TTFB** (`POST /v1/messages`, `stream: true`, a 7-frame Anthropic SSE \
 stream): time from the scheduled send to the first body chunk, open loop.
+- **An agent-sized request** (~50 KB chat request shaped like a coding agent's: a long \
+system prompt, tool schemas, tool calls and results full of escapes): added latency and \
+CPU per request at an agent's pace, where what grows with the body shows.
 - **Throughput**: closed loop, N workers each on its own keep-alive connection, \
 sending the next request as soon as the previous answer is complete.
 - **Memory**: the gateway's `VmRSS` from `/proc/PID/status`: at idle after start \
@@ -88,7 +91,7 @@ pub fn markdown(r: &Results) -> String {
          (docs/adr/0013-profile-guided-build.md): `bash scripts/pgo-build.sh` prints its \
          binary's path; pass it as `--gateway-bin`.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured (interleaved \
          1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
-         workers; {} concurrent streams of {} frames every {} ms.\n",
+         workers; {} concurrent streams of {} frames every {} ms; the agent-sized request at {} req/s.\n",
         s.command,
         s.rates.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
         s.duration.as_secs_f64(),
@@ -99,6 +102,7 @@ pub fn markdown(r: &Results) -> String {
         s.streams,
         s.slow_frames,
         s.slow_interval.as_millis(),
+        s.agent_rate,
     );
     let _ = writeln!(out, "## Machine\n\n| | |\n|---|---|");
     let _ = writeln!(out, "| CPUs (`nproc`) | {} |", m.cpus);
@@ -125,6 +129,7 @@ pub fn markdown(r: &Results) -> String {
     latency_tables(&mut out, r);
     ab_section(&mut out, r);
     ttfb_table(&mut out, &r.ttfb);
+    agent_table(&mut out, r);
     throughput_table(&mut out, r);
     memory_table(&mut out, r);
     streams_table(&mut out, r);
@@ -478,6 +483,30 @@ fn ttfb_table(out: &mut String, run: &RateRun) {
     let _ = writeln!(out, "\nCPU taken by others during these runs: {}.\n", others(run.interference));
 }
 
+/// The agent-sized request: what the cost that grows with the body adds.
+fn agent_table(out: &mut String, r: &Results) {
+    let run = &r.agent;
+    let _ = writeln!(
+        out,
+        "## An agent-sized request (open loop, from scheduled send)\n\n\
+         `POST /v1/chat/completions`, ~50 KB shaped like a coding agent's (a long system prompt, 12 tool \
+         schemas, tool calls and results full of escapes; `crates/switchyard-bench/src/agent_request.rs`), \
+         full response read. The 1 KB request above is one plain string and hides what grows with the \
+         body (reading it, checking it is JSON, splicing the model).\n\n{HEAD}"
+    );
+    ways_rows(out, &format!("{} req/s", run.rate), &run.runs, baseline_of(r, run));
+    if let Some(c) = run.cpu {
+        let _ = writeln!(
+            out,
+            "\nCPU per request (the whole interleaved run, as above): gateway {:.1} µs, relay {:.1} µs ({:.2}×).",
+            c.gateway_us,
+            c.relay_us,
+            c.gateway_us / c.relay_us.max(1e-9)
+        );
+    }
+    let _ = writeln!(out, "\nCPU taken by others during these runs: {}.\n", others(run.interference));
+}
+
 fn throughput_table(out: &mut String, r: &Results) {
     let t = &r.throughput;
     let _ = writeln!(
@@ -589,7 +618,11 @@ fn generator_table(out: &mut String, r: &Results) {
          would report). Both for orientation; the tables above use the scheduled time.\n\n\
          | Run | lag p50 ms | lag p99 ms | service p50 ms | service p99 ms |\n|---|---|---|---|---|"
     );
-    let runs = r.latency.iter().map(|run| ("chat", run)).chain(std::iter::once(("stream TTFB", &r.ttfb)));
+    let runs = r
+        .latency
+        .iter()
+        .map(|run| ("chat", run))
+        .chain([("stream TTFB", &r.ttfb), ("agent-sized", &r.agent)]);
     for (what, run) in runs {
         let base = run.baseline.as_ref().map(|b| ("baseline", b));
         let ways = [("direct", &run.runs.direct), ("gateway", &run.runs.gateway)].into_iter();

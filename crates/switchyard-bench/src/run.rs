@@ -25,6 +25,7 @@ use bytes::Bytes;
 use serde_json::json;
 use tokio::process::Command;
 
+use crate::agent_request::agent_body;
 use crate::client::{self, RequestSpec, Until};
 use crate::closed_loop::{self, ClosedLoop, ClosedLoopResult, Saturated};
 use crate::flow::{self, FlowPhase};
@@ -58,6 +59,8 @@ pub struct Settings {
     pub streams: usize,
     /// Open-loop rate for the streaming TTFB runs.
     pub stream_rate: u32,
+    /// Open-loop rate for the agent-sized request.
+    pub agent_rate: u32,
     /// Frames in each slow stream.
     pub slow_frames: usize,
     /// Gap between slow-stream frames.
@@ -235,6 +238,8 @@ pub struct Results {
     pub latency: Vec<RateRun>,
     /// Streaming time-to-first-byte.
     pub ttfb: RateRun,
+    /// The agent-sized request (~50 KB), non-streaming.
+    pub agent: RateRun,
     /// Closed-loop throughput.
     pub throughput: Ways<ClosedLoopResult>,
     /// CPU time others took during the throughput runs.
@@ -471,19 +476,24 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
 
     let targets = Ways { direct: fast.addr(), gateway: gw.addr(), relay: relay.addr() };
     let chat = specs(targets.clone(), "/v1/chat/completions", &chat_body())?;
-    let sse = specs(targets, "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
+    let sse = specs(targets.clone(), "/v1/messages", &messages_body(gateway::MESSAGES_MODEL))?;
+    let agent = specs(targets, "/v1/chat/completions", &agent_body(gateway::CHAT_MODEL))?;
     let slow_spec = spec_for(gw.addr(), "/v1/messages", &messages_body(gateway::SLOW_MODEL))?;
     smoke("chat", &chat, Until::FullBody, &gw).await?;
     smoke("messages stream", &sse, Until::FirstByte, &gw).await?;
-    let base_chat = match &base_gw {
+    smoke("agent-sized chat", &agent, Until::FullBody, &gw).await?;
+    let (base_chat, base_agent) = match &base_gw {
         Some(base_gw) => {
             let spec = spec_for(base_gw.addr(), chat.gateway.path, &chat.gateway.body)?;
             smoke_one("baseline chat", &spec, Until::FullBody, base_gw).await?;
-            Some(spec)
+            let agent_spec = spec_for(base_gw.addr(), agent.gateway.path, &agent.gateway.body)?;
+            smoke_one("baseline agent-sized chat", &agent_spec, Until::FullBody, base_gw).await?;
+            (Some(spec), Some(agent_spec))
         }
-        None => None,
+        None => (None, None),
     };
-    let mut gateway_requests: u64 = 2;
+    // The three smoke requests.
+    let mut gateway_requests: u64 = 3;
 
     let mut latency = Vec::new();
     for &rate in &settings.rates {
@@ -528,6 +538,20 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         interference: probe.since(cpu),
     };
     gateway_requests += ttfb.runs.gateway.sent;
+
+    let agent_cfg = settings.open_loop(settings.agent_rate, Until::FullBody);
+    let cpu = probe.start();
+    let proxies = ProxyRuntimes::read(&gw, &relay);
+    let (runs, baseline) = open_ways(&agent, base_agent.as_ref(), agent_cfg, "agent-sized chat").await?;
+    let agent = RateRun {
+        rate: settings.agent_rate,
+        cpu: proxies.per_request(&gw, &relay, (runs.gateway.sent, runs.relay.sent)),
+        runs,
+        baseline,
+        ab_cpu: None,
+        interference: probe.since(cpu),
+    };
+    gateway_requests += agent.runs.gateway.sent;
 
     let tp_cfg =
         ClosedLoop { workers: settings.concurrency, warmup: settings.warmup, duration: settings.duration };
@@ -602,6 +626,7 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         machine,
         latency,
         ttfb,
+        agent,
         throughput: Ways { direct: tp_direct, gateway: tp_gateway, relay: tp_relay },
         throughput_interference,
         throughput_cpu,
