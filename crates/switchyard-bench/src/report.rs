@@ -266,7 +266,7 @@ fn latency_tables(out: &mut String, r: &Results) {
                 run.rate,
                 c.gateway_us,
                 c.relay_us,
-                c.gateway_us / c.relay_us.max(1e-9)
+                c.ratio()
             );
         }
     }
@@ -496,13 +496,7 @@ fn agent_table(out: &mut String, r: &Results) {
     );
     ways_rows(out, &format!("{} req/s", run.rate), &run.runs, baseline_of(r, run));
     if let Some(c) = run.cpu {
-        let _ = writeln!(
-            out,
-            "\nCPU per request (the whole interleaved run, as above): gateway {:.1} µs, relay {:.1} µs ({:.2}×).",
-            c.gateway_us,
-            c.relay_us,
-            c.gateway_us / c.relay_us.max(1e-9)
-        );
+        let _ = writeln!(out, "\nCPU per request (the whole interleaved run, as above): {}.", c.describe());
     }
     let _ = writeln!(out, "\nCPU taken by others during these runs: {}.\n", others(run.interference));
 }
@@ -527,13 +521,7 @@ fn throughput_table(out: &mut String, r: &Results) {
         );
     }
     if let Some(c) = r.throughput_cpu {
-        let _ = writeln!(
-            out,
-            "\nCPU per request at saturation: gateway {:.1} µs, relay {:.1} µs ({:.2}×).",
-            c.gateway_us,
-            c.relay_us,
-            c.gateway_us / c.relay_us.max(1e-9)
-        );
+        let _ = writeln!(out, "\nCPU per request at saturation: {}.", c.describe());
     }
     let _ = writeln!(
         out,

@@ -172,6 +172,18 @@ pub struct ProxyCpu {
     pub relay_us: f64,
 }
 
+impl ProxyCpu {
+    /// The gateway's CPU per request as a multiple of the relay's.
+    pub fn ratio(&self) -> f64 {
+        self.gateway_us / self.relay_us.max(1e-9)
+    }
+
+    /// "gateway X µs, relay Y µs (Z×)", for the report's prose.
+    pub fn describe(&self) -> String {
+        format!("gateway {:.1} µs, relay {:.1} µs ({:.2}×)", self.gateway_us, self.relay_us, self.ratio())
+    }
+}
+
 /// Runtimes of the gateway and the relay at one moment.
 struct ProxyRuntimes(Option<(Runtime, Runtime)>);
 

@@ -288,6 +288,18 @@ mod tests {
         })
     }
 
+    /// `leaf` values in arrays and objects nested a few levels.
+    fn nested(leaf: BoxedStrategy<serde_json::Value>) -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value as V;
+        leaf.prop_recursive(6, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(V::Array),
+                proptest::collection::btree_map(any::<String>(), inner, 0..8)
+                    .prop_map(|m| V::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
     /// Any JSON value, nested a few levels, with numbers and strings of every kind.
     fn json_value() -> impl Strategy<Value = serde_json::Value> {
         use serde_json::Value as V;
@@ -297,14 +309,9 @@ mod tests {
             any::<i64>().prop_map(V::from),
             any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(V::from),
             any::<String>().prop_map(V::String),
-        ];
-        leaf.prop_recursive(6, 64, 8, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..8).prop_map(V::Array),
-                proptest::collection::btree_map(any::<String>(), inner, 0..8)
-                    .prop_map(|m| V::Object(m.into_iter().collect())),
-            ]
-        })
+        ]
+        .boxed();
+        nested(leaf)
     }
 
     proptest! {
@@ -343,14 +350,9 @@ mod tests {
             (-1e307..1e307_f64).prop_map(V::from),
             (-1e-300..1e-300_f64).prop_map(V::from),
             any::<String>().prop_map(V::String),
-        ];
-        leaf.prop_recursive(6, 64, 8, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..8).prop_map(V::Array),
-                proptest::collection::btree_map(any::<String>(), inner, 0..8)
-                    .prop_map(|m| V::Object(m.into_iter().collect())),
-            ]
-        })
+        ]
+        .boxed();
+        nested(leaf)
     }
 
     /// The fields as text, to compare the two passes.
