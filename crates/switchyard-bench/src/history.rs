@@ -187,13 +187,16 @@ pub async fn run(args: &HistoryArgs, bin: &Path, command: &str) -> anyhow::Resul
 
     eprintln!("[history] retention: restarting with a tenth of the rows kept");
     let (db_before, wal_before) = file_sizes(full_dir.path());
-    let cut = ["--log-retention-rows".to_owned(), (args.rows / 10).to_string()];
+    let keep = u32::try_from(args.rows / 10).unwrap_or(u32::MAX);
+    let cut = ["--log-retention-rows".to_owned(), keep.to_string()];
     let pruned = GatewayProcess::start_in(bin, fast.addr(), slow.addr(), full_dir.path(), &cut).await?;
-    // Retention runs after 1,000 rows written since the last pass: send them, then
-    // wait for the file to shrink (a pass over a million rows takes seconds).
+    // Retention runs once a tenth of the rows it keeps were written since its last
+    // pass (two rows a request): send them, then wait for the file to shrink (a
+    // pass over a million rows takes seconds).
+    let requests = switchyard_gateway::request_log::prune_every(keep).div_ceil(2) + 100;
     let chat = spec(&pruned)?;
     let mut conn = client::connect(pruned.addr()).await?;
-    for _ in 0..600 {
+    for _ in 0..requests {
         client::exchange(&mut conn, &chat, Until::FullBody).await?;
     }
     let started = Instant::now();
@@ -251,9 +254,9 @@ pub async fn run(args: &HistoryArgs, bin: &Path, command: &str) -> anyhow::Resul
     }
     let _ = writeln!(
         out,
-        "\nRetention cut to {} rows (restart with `--log-retention-rows`), then 600 requests: \
-         database {} → {}, write-ahead log {} → {}, {:.1} s after the first request.\n",
-        args.rows / 10,
+        "\nRetention cut to {keep} rows (restart with `--log-retention-rows`), then {requests} requests \
+         (retention runs once a tenth of the rows it keeps were written): database {} → {}, \
+         write-ahead log {} → {}, {:.1} s after the last request.\n",
         megabytes(db_before),
         megabytes(db_after),
         megabytes(wal_before),

@@ -58,8 +58,9 @@ pub fn batch_interval(backend: Backend) -> Duration {
     }
 }
 /// Retention runs after a tenth of the retained rows (between 1,000 and 10,000)
-/// were written since it last ran: under load, not after every batch.
-fn prune_every(retention_rows: u32) -> usize {
+/// were written since it last ran: under load, not after every batch. Each request
+/// writes two rows (its attempt and its client request).
+pub fn prune_every(retention_rows: u32) -> usize {
     usize::try_from(retention_rows / 10).unwrap_or(usize::MAX).clamp(1_000, 10_000)
 }
 /// A retention pass that deleted this many rows gives the space back to the file
