@@ -122,7 +122,7 @@ for path in glob.glob(prefix + ".1-*"):
     n = int(total.group(1).replace(",", ""))
     kind = ("lanes" if "conn::connection::serve" in text or "relay_connection" in text
             else "sqlite" if ("ConnectionWorker::establish::{{closure}}::{{closure}}" in text
-                              or "log_thread::LogThread::open" in text) else "other")
+                              or "log_thread.rs" in text) else "other")
     groups[kind] = groups.get(kind, 0) + n
 total = sum(groups.values())
 parts = ", ".join(f"{k} {v / sent:,.0f}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1]))
