@@ -171,7 +171,12 @@ async fn accept_loop(
                 continue;
             }
         };
-        let (context, stop) = (context.clone(), stop.clone());
+        // A token of the connection's own, cancelled with the server's: the
+        // connection's task checks it each time it is polled, several times a
+        // request, and checking a token locks its node. One node shared by every
+        // connection of both lanes had each check contend across cores; the
+        // parent's lock is now taken only as the connection opens and closes.
+        let (context, stop) = (context.clone(), stop.child_token());
         lanes.spawn(&mut connections, async move {
             match TcpStream::from_std(tcp) {
                 Ok(tcp) => connection::serve(tcp, peer, context, admitted, stop).await,

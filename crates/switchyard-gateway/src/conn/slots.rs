@@ -29,6 +29,11 @@ struct Shared {
     /// Woken when a connection goes idle or declines to close: the waiting
     /// newcomer looks again.
     changed: Notify,
+    /// Newcomers waiting at the cap. A request's end notifies `changed` only
+    /// when one waits: it ends thousands of times a second on every lane, and a
+    /// notification with nobody waiting still writes `changed`'s state, a cache
+    /// line all connections share.
+    waiting: AtomicUsize,
     clock: Arc<dyn Clock>,
     origin: Instant,
 }
@@ -68,7 +73,7 @@ impl Slots {
             permits: Arc::new(Semaphore::new(cap)),
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
-            shared: Arc::new(Shared { changed: Notify::new(), clock, origin }),
+            shared: Arc::new(Shared { changed: Notify::new(), waiting: AtomicUsize::new(0), clock, origin }),
         })
     }
 
@@ -85,6 +90,9 @@ impl Slots {
             if let Ok(permit) = self.permits.clone().try_acquire_owned() {
                 return Some(self.register(permit));
             }
+            // Announced before looking for an idle connection: a request that
+            // ends after the look sees it and notifies (both sides `SeqCst`).
+            let _waiting = Waiting::announce(&self.shared);
             self.ask_longest_idle_to_close();
             tokio::select! {
                 permit = self.permits.clone().acquire_owned() => {
@@ -179,6 +187,22 @@ impl Slot {
     }
 }
 
+/// A newcomer waiting at the cap, counted in `Shared::waiting` while it lives.
+struct Waiting<'a>(&'a Shared);
+
+impl<'a> Waiting<'a> {
+    fn announce(shared: &'a Shared) -> Waiting<'a> {
+        shared.waiting.fetch_add(1, Ordering::SeqCst);
+        Waiting(shared)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A request in flight on a connection.
 pub struct Busy(Arc<Slot>);
 
@@ -186,7 +210,9 @@ impl Drop for Busy {
     fn drop(&mut self) {
         if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle_since_ms.store(self.0.shared.now_ms(), Ordering::SeqCst);
-            self.0.shared.changed.notify_one();
+            if self.0.shared.waiting.load(Ordering::SeqCst) > 0 {
+                self.0.shared.changed.notify_one();
+            }
         }
     }
 }
