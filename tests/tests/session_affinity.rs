@@ -164,6 +164,11 @@ async fn a_full_pinned_connection_keeps_its_pin() {
     assert_eq!(t.send("claude-sonnet-4-6", Some("s-1")).await, "key-b");
     hold.open();
     assert_eq!(busy.await.map(|r| r.status().as_u16()).unwrap_or(0), 200);
+    // The busy answer's slot on key-a is given back by its bookkeeping, which runs
+    // just after its bytes are written (conn/after_write.rs), so a client can see
+    // the answer microseconds before. The management API answers only once that
+    // bookkeeping ran: a read of it orders the next request after the release.
+    t.gw.mgmt_json("/api/sessions").await;
     // …and returns to key-a, whose pin it kept.
     assert_eq!(t.send("claude-sonnet-4-6", Some("s-1")).await, "key-a");
 }
