@@ -105,12 +105,21 @@ impl LogStore {
             // rows are those above `last` (a gap left by a rolled-back batch on
             // Postgres keeps a row fewer, never more).
             let last = newest - i64::from(keep);
+            let sql = format!("DELETE FROM {table} WHERE id <= $1");
             let mut from = oldest;
             while from <= last {
                 let to = last.min(from + PRUNE_CHUNK - 1);
-                let sql = format!("DELETE FROM {table} WHERE id <= $1");
-                deleted += self.execute(&sql, &[to]).await?;
+                let rows = self.execute(&sql, &[to]).await?;
+                deleted += rows;
                 from = to + 1;
+                if rows == 0 {
+                    // A stretch of ids with no rows (a Postgres sequence can jump):
+                    // go on from the next row instead of stepping through the gap.
+                    match self.id_range(table).await? {
+                        Some((next, _)) => from = from.max(next),
+                        None => break,
+                    }
+                }
                 tokio::task::yield_now().await;
             }
         }
@@ -540,8 +549,9 @@ mod tests {
         let log = writer(&store).await;
         let rows = 3 * PRUNE_CHUNK as usize + 500;
         log.write_log(batch(0, rows)).await.unwrap_or_else(|e| panic!("{e}"));
-        // A gap of more than a chunk in the attempts' ids.
-        let gap = format!("DELETE FROM request_log WHERE id > 100 AND id <= {}", 100 + PRUNE_CHUNK + 10);
+        // A gap of more than two chunks in the attempts' ids: one chunk finds no
+        // rows at all, and retention skips to the next row.
+        let gap = format!("DELETE FROM request_log WHERE id > 100 AND id <= {}", 100 + 2 * PRUNE_CHUNK + 10);
         sqlx::query(sqlx::AssertSqlSafe(gap)).execute(&store.pool).await.unwrap_or_else(|e| panic!("{e}"));
         let attempts_before = ids(&store, "request_log").await.1;
 
