@@ -16,7 +16,9 @@
 #
 # KEEP=DIR keeps the callgrind files there (gateway.cg.1-NN per thread, relay.cg.1-NN;
 # read them with callgrind_annotate; names are written in full in every thread's file,
-# not compressed across files, so each file reads on its own). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
+# not compressed across files, so each file reads on its own). CALLGRIND_OPTS adds
+# callgrind options (e.g. "--dump-instr=yes --compress-pos=no" to count the code
+# lines and pages a request runs). Needs valgrind and python3, and the release binaries in $CARGO_TARGET_DIR (default
 # /var/cache/switchyard/target): `cargo build --release -p switchyard-gateway -p
 # switchyard-bench`. GATEWAY=/path/to/switchyard measures another build.
 #
@@ -95,7 +97,7 @@ measure() {
   local out="$WORK/$name.cg"
   # shellcheck disable=SC2068
   valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --callgrind-out-file="$out" \
-    $@ --listen "127.0.0.1:$port" >"$WORK/$name.log" 2>&1 &
+    ${CALLGRIND_OPTS:-} $@ --listen "127.0.0.1:$port" >"$WORK/$name.log" 2>&1 &
   local pid=$!
   PIDS+=($pid)
   for _ in $(seq 300); do

@@ -24,7 +24,21 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
-type Work = Box<dyn FnOnce()>;
+/// Work that runs after the write. A closure is one; a large piece of work can be
+/// built in its box and handed over with [`defer_boxed`], instead of being moved
+/// into a closure and then into a box (each move a copy of all of it).
+pub trait Deferred {
+    /// Runs it, in its box.
+    fn run(self: Box<Self>);
+}
+
+impl<F: FnOnce()> Deferred for F {
+    fn run(self: Box<Self>) {
+        (*self)();
+    }
+}
+
+type Work = Box<dyn Deferred>;
 
 thread_local! {
     /// Whether this thread is inside a connection's poll (work deferred now runs
@@ -44,11 +58,20 @@ pub fn defer(work: impl FnOnce() + 'static) {
         work();
         return;
     }
+    defer_boxed(Box::new(work));
+}
+
+/// [`defer`] for work already in its box.
+pub fn defer_boxed(work: Box<dyn Deferred>) {
+    if !ACTIVE.get() {
+        work.run();
+        return;
+    }
     QUEUE.with_borrow_mut(|queue| {
         if queue.is_empty() {
             PENDING.fetch_add(1, Ordering::AcqRel);
         }
-        queue.push_back(Box::new(work));
+        queue.push_back(work);
     });
 }
 
@@ -101,7 +124,7 @@ impl Drop for Scope {
                 // released, a row recorded as cut short).
                 drop(work);
             } else {
-                work();
+                work.run();
             }
         }
     }

@@ -25,6 +25,13 @@ pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameTooLarge;
 
+/// A streamed answer's relay state: its framing and its progress watch, boxed
+/// wherever it travels. At ~570 bytes it was half of the relay and most of the
+/// futures that carry it to the commit, and every move of those (six per request,
+/// plain answers included, which have none) copied it; boxed, a plain answer moves
+/// 8 bytes and a stream pays one allocation.
+pub type SseState = Box<(SseFraming, ProgressWatch)>;
+
 /// Holds back the unfinished tail of an SSE byte stream.
 #[derive(Debug, Default)]
 pub struct SseFraming {

@@ -22,7 +22,7 @@ use crate::errors::{ErrorFormat, GatewayError};
 use crate::header_names;
 use crate::proxy::hop::{HopResponse, UpstreamStream, body_stream};
 use crate::proxy::relay::{Relay, RelayParts};
-use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming};
+use crate::proxy::sse::{MAX_FRAME_BYTES, ProgressWatch, SseFraming, SseState};
 use crate::proxy::translation::format_of;
 use crate::proxy::upstream_error::UpstreamError;
 use crate::proxy::usage_tap::UsageTap;
@@ -30,7 +30,7 @@ use crate::proxy::usage_tap::UsageTap;
 /// What arrived before the commit.
 struct Ready {
     first: Option<Bytes>,
-    sse: Option<(SseFraming, ProgressWatch)>,
+    sse: Option<SseState>,
 }
 
 /// Waits for readiness, then commits to relaying `response`.
@@ -66,8 +66,8 @@ pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> Atte
             // a stream a non-streaming client gets from an upstream that streamed
             // anyway (with the partial frame the framing held back).
             let mut first = ready.first.take().unwrap_or_default();
-            if let Some((mut framing, _)) = ready.sse.take() {
-                first = [first.as_ref(), framing.take_tail().as_ref()].concat().into();
+            if let Some(mut state) = ready.sse.take() {
+                first = [first.as_ref(), state.0.take_tail().as_ref()].concat().into();
             }
             let whole = tokio::select! {
                 whole = read_rest(&mut stream, Some(first)) => whole,
@@ -162,11 +162,13 @@ async fn until_ready(
             Some(Err(e)) => Err(UpstreamError::from_hop(&*e, false)),
         };
     }
-    let mut framing = SseFraming::default();
     let clock = &cx.state.clock;
     let throughput =
         ThroughputPolicy::from_settings(&cx.state.resilience.settings().stream_recovery.throughput_watchdog);
-    let mut watch = ProgressWatch::new(throughput, clock.now_mono());
+    // Boxed from the start (`SseState`): this future holds it across its awaits.
+    let mut state: SseState =
+        Box::new((SseFraming::default(), ProgressWatch::new(throughput, clock.now_mono())));
+    let (framing, watch) = &mut *state;
     // Usage is read from the upstream's own events (its format, before translation).
     let wire = cx.translation.map_or(cx.req.format, |t| t.upstream);
     watch.usage = Some(UsageTap::new(format_of(wire)));
@@ -180,7 +182,7 @@ async fn until_ready(
                 let progress = watch.saw_progress(&released, clock.now_mono());
                 held.extend_from_slice(&released);
                 if progress {
-                    return Ok(Ready { first: Some(held.freeze()), sse: Some((framing, watch)) });
+                    return Ok(Ready { first: Some(held.freeze()), sse: Some(state) });
                 }
                 if held.len() > MAX_FRAME_BYTES {
                     return Err(UpstreamError::BrokenBeforeFirstByte(
