@@ -96,10 +96,13 @@ async fn weighted_follows_the_weights_and_never_draws_weight_zero() {
     let t = three("").await;
     t.combo("w", "weighted", Some([6, 3, 1])).await;
     let counts = t.send("w", 200).await;
-    // Binomial, 200 draws: 120 ± 25, 60 ± 20, 20 ± 13 (over 3.5 standard deviations).
-    assert!((95..=145).contains(&counts[0]), "{counts:?}");
-    assert!((40..=80).contains(&counts[1]), "{counts:?}");
-    assert!((7..=33).contains(&counts[2]), "{counts:?}");
+    // The gateway draws from the OS's random source, so the bands are five standard
+    // deviations of each binomial (200 draws: 120 ± 35, 60 ± 32, 20 ± 21), which fail
+    // about once in a million runs by chance; at 3.5 they failed CI once ([103, 84, 13]).
+    // They still tell the weights apart from an even draw (~67 each).
+    assert!((85..=155).contains(&counts[0]), "{counts:?}");
+    assert!((28..=92).contains(&counts[1]), "{counts:?}");
+    assert!((1..=41).contains(&counts[2]), "{counts:?}");
     t.combo("w0", "weighted", Some([0, 1, 1])).await;
     assert_eq!(t.send("w0", 30).await[0], 0);
 }
