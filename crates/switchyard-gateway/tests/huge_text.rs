@@ -1,0 +1,84 @@
+//! The `switchyard` binary moves its hot code onto huge pages at start
+//! (switchyard-huge-text) and serves from there; `--huge-text false` leaves it
+//! file-backed. Read from the running process's /proc maps, as a user would check.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{http, serve, serve_with_env, stop};
+
+const TOKEN: &str = "sym-huge-text-token";
+
+/// The executable's code mappings: (start, end, anonymous, AnonHugePages kB).
+fn code_mappings(pid: u32) -> Vec<(u64, u64, bool, u64)> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|e| panic!("{e}"));
+    let exe = exe.to_string_lossy().into_owned();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_else(|e| panic!("{e}"));
+    let mut all = Vec::new();
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let range = fields
+            .first()
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(a, b)| Some((u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?)));
+        if let Some((start, end)) = range {
+            let path = fields.get(5).copied().unwrap_or("");
+            let code = fields.get(1) == Some(&"r-xp");
+            all.push((start, end, code, path.to_owned(), 0));
+        } else if let (Some(last), Some(kb)) = (all.last_mut(), line.strip_prefix("AnonHugePages:")) {
+            last.4 = kb.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+        }
+    }
+    // The moved chunks sit right before, between or after the file's code mappings.
+    let exe_code: Vec<(u64, u64)> = all.iter().filter(|m| m.2 && m.3 == exe).map(|m| (m.0, m.1)).collect();
+    let touches = |start: u64, end: u64| exe_code.iter().any(|&(s, e)| e == start || s == end);
+    let mut code: Vec<(u64, u64, bool, u64)> = all
+        .iter()
+        .filter(|m| m.2 && (m.3 == exe || (m.3.is_empty() && touches(m.0, m.1))))
+        .map(|m| (m.0, m.1, m.3.is_empty(), m.4))
+        .collect();
+    code.sort_unstable();
+    code
+}
+
+fn thp_on() -> bool {
+    let enabled = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    enabled.contains("[always]") || enabled.contains("[madvise]")
+}
+
+#[test]
+fn the_hot_code_runs_from_huge_pages_and_the_flag_turns_it_off() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let served = serve(&dir.path().join("on"), &["--management-token", TOKEN]);
+    let code = code_mappings(served.child.id());
+    let banner = served.banner.join("\n");
+    // It serves from the moved code.
+    let (status, _) = http("GET", &format!("{}/api/resilience", served.base_url), Some(TOKEN), None);
+    assert_eq!(status, 200);
+    let (status, body) = http("POST", &format!("{}/v1/chat/completions", served.base_url), None, Some("{}"));
+    assert_eq!(status, 401, "{body}");
+    stop(served);
+    let moved: Vec<_> = code.iter().filter(|m| m.2).collect();
+    if thp_on() {
+        assert!(banner.contains("chunk(s) of hot code on 2 MB pages"), "{banner}");
+        // The text's first chunk (it starts the code) and jemalloc's.
+        assert!(code.first().is_some_and(|m| m.2), "the first chunk moved: {code:x?}");
+        assert!(!moved.is_empty() && moved.len() <= 2, "{code:x?}");
+        for &&(start, end, _, huge_kb) in &moved {
+            assert_eq!((end - start, huge_kb), (2 << 20, 2048), "one whole huge page: {code:x?}");
+            assert_eq!(start % (2 << 20), 0);
+        }
+    } else {
+        assert!(banner.contains("hot code left on 4 KB pages"), "{banner}");
+        assert!(moved.is_empty(), "{code:x?}");
+    }
+
+    let served = serve_with_env(&dir.path().join("off"), &[], &[("SWITCHYARD_HUGE_TEXT", "false")]);
+    let code = code_mappings(served.child.id());
+    let banner = served.banner.join("\n");
+    stop(served);
+    assert!(banner.contains("hot code left on 4 KB pages: --huge-text false"), "{banner}");
+    assert!(code.iter().all(|m| !m.2), "all code file-backed: {code:x?}");
+    assert!(!code.is_empty());
+}

@@ -1,0 +1,150 @@
+use std::io::Write;
+use std::os::fd::AsFd;
+
+use super::*;
+
+const MB2: usize = 2 << 20;
+
+#[test]
+fn picks_the_first_whole_chunk_and_the_anchors_chunks_inside_the_text() {
+    // An aligned text segment, as the gateway links it.
+    assert_eq!(chunks_to_move(0x40_0000..0x105_2750, MB2, &[0xcb_5690]), [0x40_0000, 0xc0_0000]);
+    // Anchors in the first chunk, repeated, or in the partial last chunk add nothing.
+    assert_eq!(
+        chunks_to_move(0x40_0000..0x105_2750, MB2, &[0x40_1000, 0xcb_0000, 0xcb_5690, 0x104_0000]),
+        [0x40_0000, 0xc0_0000]
+    );
+    // Unaligned: the first whole chunk starts inside; the partial one before it is skipped.
+    assert_eq!(chunks_to_move(0x38_1240..0x100_0000, MB2, &[0x38_2000]), [0x40_0000]);
+    // Text smaller than one chunk: nothing.
+    assert_eq!(chunks_to_move(0x40_1000..0x50_0000, MB2, &[0x40_2000]), Vec::<usize>::new());
+}
+
+#[test]
+fn reads_mappings_with_and_without_a_path() {
+    let line = "55cb81400000-55cb82000000 r-xp 00200000 08:01 1234   /usr/bin/switchyard";
+    assert_eq!(
+        parse_maps_line(line),
+        Some((0x55cb_8140_0000..0x55cb_8200_0000, "r-xp", "/usr/bin/switchyard"))
+    );
+    let anon = "7f0000000000-7f0000200000 r-xp 00000000 00:00 0 ";
+    assert_eq!(parse_maps_line(anon), Some((0x7f00_0000_0000..0x7f00_0020_0000, "r-xp", "")));
+    assert_eq!(parse_maps_line("AnonHugePages:      2048 kB"), None);
+}
+
+/// A file mapped read-and-execute at a huge-page boundary, like an executable's
+/// text, holding a function that returns 42 and a pattern after it.
+struct FakeText {
+    reserved: Range<usize>,
+    chunk: usize,
+    page: usize,
+    _file: std::fs::File,
+}
+
+const RETURN_42: [u8; 6] = [0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3]; // mov eax, 42; ret
+
+fn content(page: usize) -> Vec<u8> {
+    let mut bytes: Vec<u8> = (0..page).map(|i| (i % 251) as u8).collect();
+    bytes[..RETURN_42.len()].copy_from_slice(&RETURN_42);
+    bytes
+}
+
+impl FakeText {
+    #[allow(unsafe_code)]
+    fn map(page: usize) -> FakeText {
+        let path = std::env::temp_dir().join(format!("huge-text-{}-{page}", std::process::id()));
+        let mut file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        file.write_all(&content(page)).unwrap_or_else(|e| panic!("{e}"));
+        drop(file);
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_file(&path);
+        // SAFETY: a fresh reservation; the file is mapped over part of it (MAP_FIXED
+        // inside our own mapping), and the whole is unmapped on drop.
+        unsafe {
+            let raw =
+                mm::mmap_anonymous(std::ptr::null_mut(), 2 * page, ProtFlags::empty(), MapFlags::PRIVATE)
+                    .unwrap_or_else(|e| panic!("{e}")) as usize;
+            let chunk = raw.next_multiple_of(page);
+            mm::mmap(
+                ptr(chunk),
+                page,
+                ProtFlags::READ | ProtFlags::EXEC,
+                MapFlags::PRIVATE | MapFlags::FIXED,
+                file.as_fd(),
+                0,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            FakeText { reserved: raw..raw + 2 * page, chunk, page, _file: file }
+        }
+    }
+
+    #[allow(unsafe_code)]
+    fn call(&self) -> i32 {
+        // SAFETY: the chunk starts with `mov eax, 42; ret`, mapped executable.
+        let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(ptr(self.chunk)) };
+        f()
+    }
+
+    #[allow(unsafe_code)]
+    fn bytes(&self) -> Vec<u8> {
+        // SAFETY: the chunk is mapped readable for `page` bytes while `self` lives.
+        unsafe { std::slice::from_raw_parts(std::ptr::with_exposed_provenance::<u8>(self.chunk), self.page) }
+            .to_vec()
+    }
+
+    fn mapping(&self) -> (String, String) {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        maps.lines()
+            .filter_map(parse_maps_line)
+            .find(|(range, _, _)| range.contains(&self.chunk))
+            .map(|(_, perms, path)| (perms.to_owned(), path.to_owned()))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for FakeText {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: the reservation is ours; nothing refers into it after the test.
+        let _ = unsafe { mm::munmap(ptr(self.reserved.start), self.reserved.len()) };
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_chunk_of_code_moves_onto_a_huge_page_and_still_runs() {
+    let Ok(page) = huge_page_size() else {
+        // No transparent huge pages on this kernel: the whole feature says so.
+        let outcome = crate::move_hot_text(&[]);
+        assert!(
+            matches!(&outcome, Outcome::Skipped(why) if why.contains("transparent huge pages")),
+            "{outcome}"
+        );
+        return;
+    };
+    let text = FakeText::map(page);
+    assert_eq!(text.call(), 42);
+    let (perms, path) = text.mapping();
+    assert_eq!(perms, "r-xp");
+    assert!(path.starts_with('/'), "file-backed before: {path}");
+    assert_eq!(anon_huge_bytes(text.chunk), Some(0));
+
+    move_chunk(text.chunk, page).unwrap_or_else(|e| panic!("{e}"));
+
+    assert_eq!(text.call(), 42, "the code runs from its new page");
+    assert!(text.bytes() == content(page), "the same bytes at the same addresses");
+    let (perms, path) = text.mapping();
+    assert_eq!((perms.as_str(), path.as_str()), ("r-xp", ""), "anonymous, still read-and-execute");
+    assert_eq!(anon_huge_bytes(text.chunk), Some(page), "one huge page");
+}
+
+#[test]
+fn the_text_mapping_is_the_file_mapping_holding_the_code() {
+    let here = the_text_mapping_is_the_file_mapping_holding_the_code as fn() as usize;
+    let text = text_mapping(here).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains(&here));
+    // Heap memory is not code: refused with the mapping named.
+    let heap = Box::new(7u64);
+    let why = text_mapping(&raw const *heap as usize).err().unwrap_or_default();
+    assert!(why.contains("not a private file mapping (rw-p"), "{why}");
+}
