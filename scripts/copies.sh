@@ -15,6 +15,10 @@
 # (the release profile keeps line tables). Per request = counted ÷ RATE × SECS.
 # GATEWAY=/path/to/switchyard measures another build. Needs cc and binutils.
 set -euo pipefail
+# The gateway's hot code stays file-backed here: moved onto huge pages (its default,
+# crates/switchyard-huge-text) it is anonymous memory, where the tools below find no
+# symbols for it.
+export SWITCHYARD_HUGE_TEXT=false
 cd "$(dirname "$0")/.."
 RATE=${1:-10}
 SECS=${2:-10}

@@ -31,6 +31,10 @@
 # thread (lanes: the connection runtimes; sqlite: SQLite's connection threads, the
 # request log's own among them; other: the main runtime, the log writer's task among it).
 set -euo pipefail
+# The gateway's hot code stays file-backed here: moved onto huge pages (its default,
+# crates/switchyard-huge-text) it is anonymous memory, where the tools below find no
+# symbols for it.
+export SWITCHYARD_HUGE_TEXT=false
 cd "$(dirname "$0")/.."
 RATE=${1:-50}
 KIND=${KIND:-chat}
