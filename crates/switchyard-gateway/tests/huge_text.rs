@@ -42,9 +42,12 @@ fn code_mappings(pid: u32) -> Vec<(u64, u64, bool, u64)> {
     code
 }
 
+/// Transparent huge pages on request, 2 MB each (what the binary's alignment is for).
 fn thp_on() -> bool {
     let enabled = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-    enabled.contains("[always]") || enabled.contains("[madvise]")
+    let size =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").unwrap_or_default();
+    (enabled.contains("[always]") || enabled.contains("[madvise]")) && size.trim() == "2097152"
 }
 
 #[test]
@@ -60,7 +63,9 @@ fn the_hot_code_runs_from_huge_pages_and_the_flag_turns_it_off() {
     assert_eq!(status, 401, "{body}");
     stop(served);
     let moved: Vec<_> = code.iter().filter(|m| m.2).collect();
-    if thp_on() {
+    if thp_on() && !banner.contains("no huge page free") {
+        // (A machine whose memory is too fragmented for a huge page says so and
+        // moves nothing: the else branch. The crate's own test insists on one.)
         assert!(banner.contains("chunk(s) of hot code on 2 MB pages"), "{banner}");
         // The text's first chunk (it starts the code) and jemalloc's.
         assert!(code.first().is_some_and(|m| m.2), "the first chunk moved: {code:x?}");
