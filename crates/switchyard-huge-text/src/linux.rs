@@ -181,7 +181,10 @@ impl HugePage {
         // mremap swaps the page tables under the mm lock, and a thread touching the
         // range meanwhile waits for it in the page fault. The text has no
         // relocations applied after load time to lose (they are in the data
-        // segments).
+        // segments). The one window left is the kernel's: with MREMAP_FIXED it
+        // unmaps the target before moving the pages, and a move that then fails
+        // (out of memory for the page tables) would leave the range empty. It runs
+        // once, at start, when memory is plentiful.
         let moved =
             unsafe { mm::mremap_fixed(ptr(self.at), self.len, self.len, MremapFlags::MAYMOVE, ptr(chunk)) };
         match moved {
