@@ -66,5 +66,3 @@ pub fn move_hot_text(anchors: &[usize]) -> Outcome {
 
 #[cfg(target_os = "linux")]
 mod linux;
-#[cfg(target_os = "linux")]
-pub use linux::chunks_to_move;

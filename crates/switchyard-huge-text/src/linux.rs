@@ -87,7 +87,7 @@ fn parse_maps_line(line: &str) -> Option<(Range<usize>, &str, &str)> {
 /// The chunks (start addresses, `page`-aligned) to move: the first whole chunk of
 /// `text`, then the chunk of each anchor, in that order without repeats; only
 /// chunks wholly inside `text`.
-pub fn chunks_to_move(text: Range<usize>, page: usize, anchors: &[usize]) -> Vec<usize> {
+fn chunks_to_move(text: Range<usize>, page: usize, anchors: &[usize]) -> Vec<usize> {
     let inside =
         |chunk: usize| chunk >= text.start && chunk.checked_add(page).is_some_and(|end| end <= text.end);
     let first = text.start.next_multiple_of(page);
