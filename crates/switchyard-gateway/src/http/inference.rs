@@ -121,6 +121,15 @@ struct Refusal {
     model: String,
 }
 
+impl Refusal {
+    /// A refusal of a parsed body: its row names the model (copied only now, not on
+    /// every request in case of one).
+    fn refused_after_parse(&mut self, body: &ClientBody, e: GatewayError, format: ErrorFormat) -> Rendered {
+        body.model().clone_into(&mut self.model);
+        Rendered(e, format)
+    }
+}
+
 async fn prepare_and_forward(
     state: &AppState,
     peer: Option<SocketAddr>,
@@ -155,7 +164,6 @@ async fn prepare_and_forward(
     let bytes =
         read_whole(body, &headers, state.options.max_body_bytes).await.map_err(|e| Rendered(e, format))?;
     let body = ClientBody::parse(bytes).map_err(|e| Rendered(e, format))?;
-    body.model().clone_into(&mut seen.model);
     // A `[1m]` id routes like its base id (with the context beta), unless a combo,
     // alias or catalogue entry has that very name: map lookups, nothing listed.
     let (route_model, long_context) = match body.model().strip_suffix(LONG_CONTEXT_SUFFIX) {
@@ -163,7 +171,7 @@ async fn prepare_and_forward(
         _ => (body.model(), false),
     };
     let plan = table.plan(route_model, ep.format, key.as_deref());
-    let mut plan = plan.map_err(|e| Rendered(e, format))?;
+    let mut plan = plan.map_err(|e| seen.refused_after_parse(&body, e, format))?;
     if ep.upstream == UpstreamEndpoint::CountTokens {
         // Only Anthropic counts tokens; without an Anthropic connection the gateway
         // answers with its documented estimate.
@@ -173,12 +181,10 @@ async fn prepare_and_forward(
             return Ok(count_tokens_estimate(&body));
         }
     } else if plan.translates {
-        translation::check(ep.format, body.tree()).map_err(|e| {
-            Rendered(
-                GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}")),
-                format,
-            )
-        })?;
+        if let Err(e) = translation::check(ep.format, body.tree()) {
+            let e = GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}"));
+            return Err(seen.refused_after_parse(&body, e, format));
+        }
     }
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;
@@ -187,6 +193,7 @@ async fn prepare_and_forward(
     } else {
         None
     };
+    let body_streaming = body.streaming();
     let request = ForwardRequest {
         format: ep.format,
         endpoint: ep.upstream,
@@ -197,7 +204,7 @@ async fn prepare_and_forward(
         plan,
         api_key_id: key.map(|k| k.id.clone()),
         request_id: crate::proxy::new_request_id(),
-        waits: GatewayWaits::default(),
+        waits: GatewayWaits::for_request(body_streaming),
         session,
         lease,
         long_context,
@@ -225,15 +232,22 @@ fn count_tokens_estimate(body: &ClientBody) -> Response {
 /// Inference bodies are JSON: `application/json` (parameters allowed) or
 /// `application/*+json`, declared once. Browsers send `text/plain` and form bodies
 /// cross-site without a preflight; those never reach an upstream.
+/// `application/json` or `application/<anything>+json`, in any case.
+fn is_json_media_type(essence: &str) -> bool {
+    let (kind, subtype) = essence.split_at_checked(12).unwrap_or_default();
+    kind.eq_ignore_ascii_case("application/")
+        && (subtype.eq_ignore_ascii_case("json")
+            || subtype.len() >= 5
+                && subtype.get(subtype.len() - 5..).is_some_and(|end| end.eq_ignore_ascii_case("+json")))
+}
+
 pub(super) fn require_json_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
     let mut values = headers.get_all(header::CONTENT_TYPE).iter();
     let (first, repeated) = (values.next(), values.next().is_some());
-    let essence = first
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or_default().trim().to_ascii_lowercase());
-    let json = essence
-        .as_deref()
-        .is_some_and(|m| m == "application/json" || (m.starts_with("application/") && m.ends_with("+json")));
+    // The media type without parameters, compared without regard to case (and
+    // without a lower-cased copy: this runs on every request).
+    let essence = first.and_then(|v| v.to_str().ok()).map(|v| v.split(';').next().unwrap_or_default().trim());
+    let json = essence.is_some_and(is_json_media_type);
     if json && !repeated {
         return Ok(());
     }
@@ -246,4 +260,27 @@ pub(super) fn require_json_content_type(headers: &HeaderMap) -> Result<(), Gatew
         ErrorCode::UnsupportedMediaType,
         format!("the request body must be JSON: send 'Content-Type: application/json' (got {sent})"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json_media_type;
+
+    #[test]
+    fn json_media_types_in_any_case() {
+        for m in ["application/json", "Application/JSON", "application/vnd.api+json", "APPLICATION/LD+JSON"] {
+            assert!(is_json_media_type(m), "{m}");
+        }
+        for m in [
+            "text/json",
+            "application/jsonx",
+            "application/json+x",
+            "application/",
+            "json",
+            "",
+            "applicatio/json",
+        ] {
+            assert!(!is_json_media_type(m), "{m}");
+        }
+    }
 }

@@ -61,7 +61,7 @@ fn is_loopback_origin(origin: &str, extra_hosts: &[String]) -> bool {
     let Ok(uri) = origin.parse::<Uri>() else { return false };
     let scheme_ok =
         uri.scheme_str().is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"));
-    scheme_ok && uri.host().is_some_and(|h| is_allowed_host(&host_name(h), extra_hosts))
+    scheme_ok && uri.host().is_some_and(|h| is_allowed_host(host_name(h), extra_hosts))
 }
 
 /// A top-level GET/HEAD navigation to the settings UI.

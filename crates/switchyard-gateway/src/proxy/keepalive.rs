@@ -39,30 +39,41 @@ pub const KEEPALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 /// Largest error body read to restate it as an error event.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-/// Counts the gateway's own waits in flight for one request.
-#[derive(Debug, Clone, Default)]
-pub struct GatewayWaits(Arc<AtomicUsize>);
+/// Counts the gateway's own waits in flight for one request. Only a streaming
+/// request's keep-alive reads the count, so only it has one: a plain request's
+/// waits count nothing, and it skips the allocation.
+#[derive(Debug, Clone)]
+pub struct GatewayWaits(Option<Arc<AtomicUsize>>);
 
 impl GatewayWaits {
+    /// The count for a request: kept when it is `streaming`, else none.
+    pub fn for_request(streaming: bool) -> GatewayWaits {
+        GatewayWaits(streaming.then(Arc::default))
+    }
+
     /// Marks a wait as begun; it ends when the returned guard drops.
     pub fn enter(&self) -> WaitGuard {
-        self.0.fetch_add(1, Ordering::AcqRel);
+        if let Some(count) = &self.0 {
+            count.fetch_add(1, Ordering::AcqRel);
+        }
         WaitGuard(self.0.clone())
     }
 
     /// Whether the gateway is waiting by its own choice right now.
     pub fn active(&self) -> bool {
-        self.0.load(Ordering::Acquire) > 0
+        self.0.as_ref().is_some_and(|count| count.load(Ordering::Acquire) > 0)
     }
 }
 
 /// One gateway wait; dropping it ends the wait.
 #[derive(Debug)]
-pub struct WaitGuard(Arc<AtomicUsize>);
+pub struct WaitGuard(Option<Arc<AtomicUsize>>);
 
 impl Drop for WaitGuard {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        if let Some(count) = &self.0 {
+            count.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -188,13 +199,22 @@ mod tests {
 
     #[test]
     fn waits_nest_and_end_with_their_guards() {
-        let waits = GatewayWaits::default();
+        let waits = GatewayWaits::for_request(true);
         assert!(!waits.active());
         let a = waits.enter();
         let b = waits.clone().enter();
         drop(a);
         assert!(waits.active());
         drop(b);
+        assert!(!waits.active());
+    }
+
+    #[test]
+    fn a_plain_request_counts_no_waits() {
+        let waits = GatewayWaits::for_request(false);
+        let guard = waits.enter();
+        assert!(!waits.active());
+        drop(guard);
         assert!(!waits.active());
     }
 }

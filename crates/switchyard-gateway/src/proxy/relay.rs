@@ -105,8 +105,8 @@ pub struct RelayParts {
     pub clock: Arc<dyn GatewayClock>,
     /// No-progress budget for SSE streams.
     pub stall_budget: Duration,
-    /// The hard deadline of the attempt.
-    pub deadline: Instant,
+    /// The hard deadline of the attempt, on `clock`.
+    pub deadline: Wait,
     /// For a translated SSE answer: its translator (`first` is upstream frames).
     pub translator: Option<StreamTranslator>,
     /// For a plain answer: reads its usage for the log.
@@ -139,7 +139,7 @@ impl Relay {
             healthy: parts.status < 400,
             status: parts.status,
             bytes,
-            deadline: parts.clock.sleep_until(parts.deadline),
+            deadline: parts.deadline,
             clock: parts.clock,
             stall,
             too_slow: None,

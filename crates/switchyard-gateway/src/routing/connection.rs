@@ -61,6 +61,9 @@ pub enum UpstreamAuth {
 pub struct Connection {
     /// Stable id.
     pub id: Arc<str>,
+    /// The id as the `x-switchyard-connection` header of the answers it serves,
+    /// made once (a clone shares its bytes); `None` if the id cannot be a header value.
+    pub id_header: Option<HeaderValue>,
     /// Provider id.
     pub provider: Arc<str>,
     /// Display name.
@@ -223,6 +226,7 @@ impl Connection {
         Connection {
             oauth,
             id: Arc::from(record.id.as_str()),
+            id_header: HeaderValue::from_str(&record.id).ok(),
             provider: Arc::from(record.provider.as_str()),
             name: record.name.clone(),
             api_format: record.api_format,

@@ -263,10 +263,14 @@ impl Engine {
         let connections = read(&self.inner.connections);
         let part = candidates.get(range.clone()).unwrap_or_default();
         let mut selection = Selection { eligible: Vec::with_capacity(part.len()), excluded: Vec::new() };
-        // Provider verdicts are computed once per provider per call.
-        let mut seen: Vec<(&str, Blocks)> = Vec::with_capacity(4);
+        // Provider verdicts are computed once per provider per call: the latest
+        // provider's at hand, earlier ones in a list (most plans name one provider,
+        // which then costs no allocation).
+        let mut latest: Option<(&str, Blocks)> = None;
+        let mut earlier: Vec<(&str, Blocks)> = Vec::new();
         for (i, c) in part.iter().enumerate().map(|(i, c)| (i + range.start, c)) {
-            let mut blocks = match seen.iter().find(|(p, _)| *p == c.provider()) {
+            let known = latest.iter().chain(&earlier).find(|(p, _)| *p == c.provider());
+            let mut blocks = match known {
                 Some((_, b)) => *b,
                 None => {
                     let entry = providers.get(c.provider()).map(|e| lock(e));
@@ -274,7 +278,7 @@ impl Engine {
                     if entry.as_deref().is_some_and(|e| opened_since(e, request_started)) {
                         b.breaker = None;
                     }
-                    seen.push((c.provider(), b));
+                    earlier.extend(latest.replace((c.provider(), b)));
                     b
                 }
             };

@@ -34,26 +34,29 @@ struct Ready {
 }
 
 /// Waits for readiness, then commits to relaying `response`.
-pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> AttemptResult {
+pub(super) async fn relay(mut cx: Box<AttemptCx<'_>>, response: HopResponse) -> AttemptResult {
     let status = response.status().as_u16();
     // Reset-aware combos order by the quota reset each account last announced.
     if let Some(at) = quota_reset_from_headers(response.headers(), cx.state.clock.now_wall()) {
         cx.candidate.connection.flow.note_quota_reset(at);
     }
     let sse = is_event_stream(response.headers());
-    let mut client_headers = client_headers(&cx, response.headers(), sse);
-    let mut stream = body_stream(response.into_body());
+    let (parts, body) = response.into_parts();
+    let mut client_headers = client_headers(&cx, parts.headers, sse);
+    let mut stream = body_stream(body);
     // One binding for the result and its value: a second would keep 576 more bytes
     // in this future for as long as it lives.
+    let mut timer = cx.timer(cx.budgets.wait_until());
     let mut ready = match tokio::select! {
         ready = until_ready(&mut stream, sse, &cx) => ready,
-        () = cx.state.clock.sleep_until(cx.budgets.wait_until()) => {
+        () = timer.wait() => {
             Err(cx.budgets.expired(if sse { "model event" } else { "body byte" }))
         }
     } {
         Ok(r) => r,
         Err(e) => return (*cx).failed(&e),
     };
+    cx.keep(timer);
     let created = u64::try_from(cx.state.clock.now_wall().0 / 1_000).unwrap_or_default();
     let mut translator = None;
     if let Some(t) = cx.translation {
@@ -69,10 +72,12 @@ pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> Atte
             if let Some(mut state) = ready.sse.take() {
                 first = [first.as_ref(), state.0.take_tail().as_ref()].concat().into();
             }
+            let mut timer = cx.timer(cx.budgets.deadline);
             let whole = tokio::select! {
                 whole = read_rest(&mut stream, Some(first)) => whole,
-                () = cx.state.clock.sleep_until(cx.budgets.deadline) => Err(cx.budgets.expired("body byte")),
+                () = timer.wait() => Err(cx.budgets.expired("body byte")),
             };
+            cx.keep(timer);
             // A streaming client whose upstream answered whole still gets a stream.
             let translated = whole.and_then(|body| {
                 let out = match (sse, streaming) {
@@ -105,6 +110,9 @@ pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> Atte
     let stall_ms = cx.state.resilience.settings().stream_recovery.stall_budget_ms;
     let sse_relayed = ready.sse.is_some();
     let format = cx.req.format;
+    // A plain answer's deadline is the instant the stages above waited for: their
+    // timer carries on.
+    let deadline = cx.timer(cx.budgets.deadline).wait;
     let parts = RelayParts {
         first: ready.first,
         sse: ready.sse,
@@ -115,7 +123,7 @@ pub(super) async fn relay(cx: Box<AttemptCx<'_>>, response: HopResponse) -> Atte
         expected,
         clock: cx.state.clock.clone(),
         stall_budget: Duration::from_millis(u64::from(stall_ms)),
-        deadline: cx.budgets.deadline,
+        deadline,
         translator,
         // A plain answer's usage is read from its end, in the format relayed (the
         // client's: a translated answer is already in it).
@@ -207,31 +215,37 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
+/// Hop-by-hop headers (RFC 9110 §7.6.1, and the old `keep-alive` and
+/// `proxy-connection`), and cookies: never relayed to the client.
+const NOT_RELAYED: [HeaderName; 9] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    header::PROXY_AUTHENTICATE,
+    HeaderName::from_static("proxy-connection"),
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::SET_COOKIE,
+];
+
 /// The upstream's response headers worth relaying (all but hop-by-hop headers and
 /// cookies; `content-length` is dropped for SSE, where an error event may be
 /// appended), plus the gateway's request id and the connection that answered.
-pub(super) fn client_headers(cx: &AttemptCx<'_>, upstream: &HeaderMap, sse: bool) -> HeaderMap {
-    const DROP: [&str; 9] = [
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "set-cookie",
-    ];
-    let mut out = HeaderMap::with_capacity(upstream.len() + 2);
-    for (name, value) in upstream {
-        let dropped = DROP.contains(&name.as_str()) || (sse && name == header::CONTENT_LENGTH);
-        if !dropped {
-            out.append(name.clone(), value.clone());
-        }
+/// Trimmed in place: a new map would be two allocations and a copy of every header
+/// on every request.
+pub(super) fn client_headers(cx: &AttemptCx<'_>, mut headers: HeaderMap, sse: bool) -> HeaderMap {
+    for name in &NOT_RELAYED {
+        headers.remove(name);
     }
-    insert_header(&mut out, header_names::REQUEST_ID, &cx.req.request_id);
-    insert_header(&mut out, header_names::CONNECTION, &cx.candidate.connection.id);
-    out
+    if sse {
+        headers.remove(header::CONTENT_LENGTH);
+    }
+    insert_header(&mut headers, header_names::REQUEST_ID, &cx.req.request_id);
+    if let Some(id) = &cx.candidate.connection.id_header {
+        headers.insert(header_names::CONNECTION, id.clone());
+    }
+    headers
 }
 
 fn insert_header(headers: &mut HeaderMap, name: HeaderName, value: &str) {

@@ -49,10 +49,12 @@ pub(super) async fn send(
         let sent_slow =
             wall_hook.as_ref().is_some_and(|h| h.stamp(&state.claude_wall, &sender, &mut headers, state));
         let request = state.hop.post(url, headers, body.clone());
+        let mut timer = cx.timer(cx.budgets.wait_until());
         let response = tokio::select! {
             sent = request => sent.map_err(|e| UpstreamError::from_hop(&*e, true))?,
-            () = state.clock.sleep_until(cx.budgets.wait_until()) => return Err(cx.budgets.expired("answer")),
+            () = timer.wait() => return Err(cx.budgets.expired("answer")),
         };
+        cx.keep(timer);
         if response.status() == StatusCode::UNAUTHORIZED && sender.oauth.is_some() && !refreshed_after_401 {
             refreshed_after_401 = true;
             drop(response);

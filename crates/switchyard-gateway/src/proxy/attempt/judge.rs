@@ -46,7 +46,7 @@ pub(super) async fn error_answer(mut cx: Box<AttemptCx<'_>>, response: HopRespon
     let verdict = recorded.verdict;
     if verdict.action == Action::Relay {
         cx.log.finish(Some(status), prefix.len() as u64, None);
-        return relay_as_is(&cx, status, &headers, prefix, stream, redacted);
+        return relay_as_is(&cx, status, headers, prefix, stream, redacted);
     }
     let shown = verdict.status.unwrap_or(status);
     let detail = error_detail(&text);
@@ -101,7 +101,7 @@ async fn read_prefix(cx: &AttemptCx<'_>, stream: &mut UpstreamStream, budget: Du
 fn relay_as_is(
     cx: &AttemptCx<'_>,
     status: u16,
-    headers: &http::HeaderMap,
+    headers: http::HeaderMap,
     prefix: Bytes,
     rest: UpstreamStream,
     redacted: bool,

@@ -26,6 +26,7 @@ use super::forward::ForwardRequest;
 use super::guard::AttemptGuard;
 use super::translation::Translation;
 use super::upstream_error::UpstreamError;
+use crate::clock::Wait;
 use crate::request_log::AttemptLog;
 use crate::routing::Candidate;
 use crate::state::GatewayState;
@@ -120,9 +121,40 @@ pub(super) struct AttemptCx<'a> {
     pub budgets: Budgets,
     /// Set when the candidate does not speak the client's format.
     pub translation: Option<Translation>,
+    /// The attempt's timer between stages (see [`AttemptCx::timer`]).
+    timer: Option<Timer>,
+}
+
+/// A wait on the gateway's clock until `at`.
+pub(super) struct Timer {
+    at: Instant,
+    wait: Wait,
+}
+
+impl Timer {
+    /// The wait itself, to race against the stage's work.
+    fn wait(&mut self) -> &mut Wait {
+        &mut self.wait
+    }
 }
 
 impl AttemptCx<'_> {
+    /// A timer until `at`: the one the previous stage kept when it ends at the same
+    /// instant, else a new one. The stages' limits are mostly one instant (a plain
+    /// answer's headers, first byte and body are all due by the deadline), and each
+    /// new wait is an allocation and a timer-wheel entry on every request.
+    fn timer(&mut self, at: Instant) -> Timer {
+        match self.timer.take() {
+            Some(kept) if kept.at == at => kept,
+            _ => Timer { at, wait: self.state.clock.sleep_until(at) },
+        }
+    }
+
+    /// Keeps `timer` for the next stage.
+    fn keep(&mut self, timer: Timer) {
+        self.timer = Some(timer);
+    }
+
     /// Fails the attempt with a typed error: the engine judges it (a local failure
     /// changes nothing), the log row closes, the failure joins the summary.
     fn failed(mut self, err: &UpstreamError) -> AttemptResult {
@@ -197,7 +229,7 @@ pub async fn run(
     // Boxed: each stage takes the context by value, and an async fn keeps a
     // by-value argument twice (as passed and as its local), so inline the 552 bytes
     // were copied and kept at every level of every request's future.
-    let cx = Box::new(AttemptCx { state, req, candidate, log, guard, budgets, translation });
+    let cx = Box::new(AttemptCx { state, req, candidate, log, guard, budgets, translation, timer: None });
     stages(cx, wait).instrument(span).await
 }
 

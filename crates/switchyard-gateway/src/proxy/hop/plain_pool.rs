@@ -51,6 +51,10 @@ struct IdleHosts {
     /// By the URI's authority: the few hosts a user configures, found by comparing
     /// (cheaper than hashing the key for so few).
     hosts: Vec<(Authority, Vec<Idle>)>,
+    /// Each host's `host` header, made once: a clone shares its bytes, where making
+    /// it is an allocation and a copy on every request. Cleared when it outgrows
+    /// [`HOST_HEADERS_KEPT`] (hosts a changed configuration no longer uses).
+    host_headers: Vec<(Authority, HeaderValue)>,
     /// Whether a reaper task is running (it stops once nothing is idle).
     reaping: bool,
 }
@@ -80,7 +84,7 @@ impl PlainPool {
     ) -> Result<Response<PooledBody>, HopError> {
         let authority = uri.authority().cloned().ok_or("the upstream URL has no host")?;
         if !headers.contains_key(header::HOST) {
-            headers.insert(header::HOST, host_header(&authority)?);
+            headers.insert(header::HOST, self.host_header(&authority)?);
         }
         // HTTP/1.1 to an origin server: the request line carries the path only.
         let path = uri.path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
@@ -127,6 +131,20 @@ impl PlainPool {
     ) -> Response<PooledBody> {
         let back = Some(Box::new(Release { pool: Arc::clone(self), authority, sender }));
         response.map(|inner| PooledBody { inner, back })
+    }
+
+    /// The `host` header for `authority`, kept from an earlier request when there was one.
+    fn host_header(&self, authority: &Authority) -> Result<HeaderValue, HopError> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, value)) = idle.host_headers.iter().find(|(a, _)| a == authority) {
+            return Ok(value.clone());
+        }
+        let value = host_header(authority)?;
+        if idle.host_headers.len() >= HOST_HEADERS_KEPT {
+            idle.host_headers.clear();
+        }
+        idle.host_headers.push((authority.clone(), value.clone()));
+        Ok(value)
     }
 
     /// The most recently used idle connection to `authority` that is still ready;
@@ -215,6 +233,9 @@ async fn reap(pool: Weak<PlainPool>) {
         }
     }
 }
+
+/// Hosts whose `host` header a lane's pool keeps at most.
+const HOST_HEADERS_KEPT: usize = 64;
 
 /// The `host` header for `authority`: the port is left out when it is HTTP's default,
 /// as hyper-util and reqwest write it.
