@@ -140,6 +140,8 @@ async fn requests_refused_without_any_attempt_are_in_the_log_and_the_filters_fin
         ]
     );
     assert!(rows[2]["apiKeyId"].is_string(), "the key that sent it");
+    assert_eq!(rows[1]["model"], "nope/x", "a request refused for its model names it");
+    assert_eq!(rows[2]["model"], model);
     let refused =
         gw.mgmt_json(&format!("/api/requests/{}", rows[2]["requestId"].as_str().unwrap_or_default())).await;
     assert_eq!(refused["attempts"], json!([]));

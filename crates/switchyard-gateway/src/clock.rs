@@ -23,11 +23,21 @@ pub trait GatewayClock: Clock {
     fn sleep(&self, d: Duration) -> Wait {
         self.sleep_until(self.now_mono() + d)
     }
+
+    /// tokio's own sleep until `deadline`, when this clock is tokio's timer: a
+    /// sleep that can be reset in place (hyper's per-connection timer).
+    fn tokio_sleep_until(&self, _deadline: Instant) -> Option<tokio::time::Sleep> {
+        None
+    }
 }
 
 impl GatewayClock for SystemClock {
     fn sleep_until(&self, deadline: Instant) -> Wait {
         Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
+    }
+
+    fn tokio_sleep_until(&self, deadline: Instant) -> Option<tokio::time::Sleep> {
+        Some(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
     }
 }
 

@@ -40,5 +40,6 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use engine::{Attempt, Engine, EngineEvent, EngineSnapshot, EventSink, QuotaFamilies, Recorded};
 pub use error::{ResilienceError, Result};
 pub use outcome::{
-    AttemptOutcome, AuthCategory, Candidate, ConnectionConfig, HeaderSource, Target, TransportFailure,
+    AttemptOutcome, AuthCategory, Candidate, ConnectionConfig, HeaderSource, SharedTarget, Target,
+    TransportFailure,
 };

@@ -2,6 +2,8 @@
 //! connection authenticates, and how the attempt ended. Plain borrowed data, so the
 //! request path reports an outcome without copying bodies or headers.
 
+use std::sync::Arc;
+
 use switchyard_types::AuthKind;
 
 /// The category of a connection: picks the breaker profile and cooldown base.
@@ -82,6 +84,29 @@ pub struct Target<'a> {
     pub connection: &'a str,
     /// Upstream model id.
     pub model: &'a str,
+}
+
+/// A target by shared ids, as an [`crate::engine::Attempt`] keeps them: a caller
+/// that holds its ids in `Arc`s hands over clones, where a [`Target`] is copied
+/// into three new strings (on every request, at dispatch).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SharedTarget {
+    /// Provider id.
+    pub provider: Arc<str>,
+    /// Connection id.
+    pub connection: Arc<str>,
+    /// Upstream model id.
+    pub model: Arc<str>,
+}
+
+impl From<Target<'_>> for SharedTarget {
+    fn from(t: Target<'_>) -> SharedTarget {
+        SharedTarget {
+            provider: Arc::from(t.provider),
+            connection: Arc::from(t.connection),
+            model: Arc::from(t.model),
+        }
+    }
 }
 
 impl<C: Candidate + ?Sized> Candidate for &C {

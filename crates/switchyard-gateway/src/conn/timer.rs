@@ -18,13 +18,35 @@ use crate::clock::{GatewayClock, Wait};
 #[derive(Clone)]
 pub struct ClockTimer(pub Arc<dyn GatewayClock>);
 
+impl ClockTimer {
+    fn clock_sleep(&self, deadline: Instant) -> ClockSleep {
+        match self.0.tokio_sleep_until(deadline) {
+            Some(sleep) => ClockSleep::Tokio(Box::pin(sleep)),
+            None => ClockSleep::Clock(self.0.sleep_until(deadline)),
+        }
+    }
+}
+
 impl hyper::rt::Timer for ClockTimer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
-        Box::pin(ClockSleep(self.0.sleep(duration)))
+        self.sleep_until(self.0.now_mono() + duration)
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
-        Box::pin(ClockSleep(self.0.sleep_until(deadline)))
+        Box::pin(self.clock_sleep(deadline))
+    }
+
+    /// hyper resets a connection's header-read timer for every request on it: on
+    /// tokio's timer the same sleep is moved (no allocation, one timer entry per
+    /// connection), where the default makes a new one each time.
+    fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: Instant) {
+        if let Some(ClockSleep::Tokio(tokio_sleep)) =
+            sleep.as_mut().downcast_mut_pin::<ClockSleep>().map(Pin::get_mut)
+        {
+            tokio_sleep.as_mut().reset(tokio::time::Instant::from_std(new_deadline));
+            return;
+        }
+        *sleep = self.sleep_until(new_deadline);
     }
 
     fn now(&self) -> Instant {
@@ -32,14 +54,21 @@ impl hyper::rt::Timer for ClockTimer {
     }
 }
 
-/// One wait on the gateway's clock, as hyper's `Sleep`.
-struct ClockSleep(Wait);
+/// One wait on the gateway's clock, as hyper's `Sleep`: tokio's own sleep when the
+/// clock is the system clock (so that it can be reset in place), else the clock's.
+enum ClockSleep {
+    Tokio(Pin<Box<tokio::time::Sleep>>),
+    Clock(Wait),
+}
 
 impl Future for ClockSleep {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.as_mut().poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.get_mut() {
+            ClockSleep::Tokio(sleep) => sleep.as_mut().poll(cx),
+            ClockSleep::Clock(wait) => wait.as_mut().poll(cx),
+        }
     }
 }
 
@@ -67,5 +96,19 @@ mod tests {
         assert!(sleep.as_mut().poll(&mut cx).is_ready());
         timer.reset(&mut sleep, timer.now() + Duration::from_secs(1));
         assert!(sleep.as_mut().poll(&mut cx).is_pending(), "a reset sleep waits for its new deadline");
+    }
+
+    #[tokio::test]
+    async fn on_the_system_clock_a_reset_moves_the_same_sleep() {
+        let timer = ClockTimer(Arc::new(crate::clock::SystemClock));
+        let mut sleep = timer.sleep_until(timer.now() + Duration::from_secs(3_600));
+        let before = std::ptr::from_ref(&*sleep).cast::<()>();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(sleep.as_mut().poll(&mut cx).is_pending());
+        timer.reset(&mut sleep, timer.now());
+        assert_eq!(std::ptr::from_ref(&*sleep).cast::<()>(), before, "reset in place, not replaced");
+        tokio::time::timeout(Duration::from_secs(10), sleep)
+            .await
+            .unwrap_or_else(|_| panic!("the reset sleep ends at its new deadline"));
     }
 }

@@ -180,11 +180,11 @@ async fn prepare_and_forward(
         if plan.candidates.is_empty() {
             return Ok(count_tokens_estimate(&body));
         }
-    } else if plan.translates {
-        if let Err(e) = translation::check(ep.format, body.tree()) {
-            let e = GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}"));
-            return Err(seen.refused_after_parse(&body, e, format));
-        }
+    } else if plan.translates
+        && let Err(e) = translation::check(ep.format, body.tree())
+    {
+        let e = GatewayError::new(ErrorCode::InvalidRequest, format!("invalid request body: {e}"));
+        return Err(seen.refused_after_parse(&body, e, format));
     }
     // Session affinity costs nothing while it is off (the default).
     let affinity_on = state.resilience.settings().session_affinity_ttl_ms > 0;

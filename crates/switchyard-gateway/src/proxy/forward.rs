@@ -353,7 +353,7 @@ async fn dispatch(
     let candidate = req.plan.candidates.get(index)?;
     let engine = &state.resilience.engine;
     // The engine first: a lease moves only for a dispatch that will happen.
-    let permit = engine.begin_since(candidate.target(), Some(pass.started)).ok()?;
+    let permit = engine.begin_since(candidate.shared_target(), Some(pass.started)).ok()?;
     match lease::fence(state, req, candidate, pass.failed).await {
         Fence::Go => {}
         Fence::Skip => return None,

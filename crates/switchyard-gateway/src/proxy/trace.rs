@@ -77,14 +77,21 @@ pub struct Trace {
     started: Instant,
     /// The plan's candidate count (indices at or past it are ignored).
     candidates: usize,
-    /// Per candidate index; entries past the end are "never judged".
-    fates: Vec<(Option<CandidateFate>, Option<String>)>,
-    /// Per candidate index; entries past the end are unranked.
-    ranks: Vec<Option<u32>>,
+    /// Per candidate index (one list for fates and ranks: one allocation a
+    /// request); entries past the end are "never judged" and unranked.
+    entries: Vec<Entry>,
     notes: Vec<String>,
     attempts: u32,
     failed_attempts: u32,
     last_tried: Option<usize>,
+}
+
+/// What the trace knows of one candidate.
+#[derive(Debug, Clone, Default)]
+struct Entry {
+    fate: Option<CandidateFate>,
+    reason: Option<String>,
+    rank: Option<u32>,
 }
 
 fn exclusion_words(e: &Exclusion) -> String {
@@ -163,8 +170,7 @@ impl Trace {
             started: Instant::now(),
             // Sized to the candidates the request reaches, not to the plan: a pool
             // of 200 served by its first connection fills one entry, not 200.
-            fates: Vec::new(),
-            ranks: Vec::new(),
+            entries: Vec::new(),
             candidates,
             notes: Vec::new(),
             attempts: 0,
@@ -173,16 +179,21 @@ impl Trace {
         }
     }
 
+    /// The entry of candidate `index`, made on first use; `None` past the plan.
+    fn entry(&mut self, index: usize) -> Option<&mut Entry> {
+        if index < self.candidates && index >= self.entries.len() {
+            self.entries.resize(index + 1, Entry::default());
+        }
+        self.entries.get_mut(index)
+    }
+
     /// Sets a fate; a failure or the answer is never overwritten by what a later
     /// pass saw of the same candidate (excluded, leased, not reached).
     fn set(&mut self, index: usize, fate: CandidateFate, reason: Option<String>) {
-        if index < self.candidates && index >= self.fates.len() {
-            self.fates.resize(index + 1, (None, None));
-        }
-        if let Some(slot) = self.fates.get_mut(index) {
-            let settled = matches!(slot.0, Some(CandidateFate::Failed | CandidateFate::Served));
+        if let Some(slot) = self.entry(index) {
+            let settled = matches!(slot.fate, Some(CandidateFate::Failed | CandidateFate::Served));
             if !settled || matches!(fate, CandidateFate::Failed | CandidateFate::Served) {
-                *slot = (Some(fate), reason);
+                (slot.fate, slot.reason) = (Some(fate), reason);
             }
         }
     }
@@ -200,18 +211,15 @@ impl Trace {
     /// were held by other agents' leases.
     pub fn ordered(&mut self, before: usize, order: &[usize], eligible: &[usize]) {
         for (rank, &i) in order.iter().enumerate() {
-            if i < self.candidates && i >= self.ranks.len() {
-                self.ranks.resize(i + 1, None);
-            }
-            if let Some(slot) = self.ranks.get_mut(i).filter(|r| r.is_none()) {
-                *slot = Some(u32::try_from(before + rank + 1).unwrap_or(u32::MAX));
+            if let Some(slot) = self.entry(i).filter(|e| e.rank.is_none()) {
+                slot.rank = Some(u32::try_from(before + rank + 1).unwrap_or(u32::MAX));
             }
             self.set(i, CandidateFate::NotReached, None);
         }
-        // Eligible but not in the order: another agent's lease holds them (`ranks`
+        // Eligible but not in the order: another agent's lease holds them (a rank
         // marks what is in the order, so this stays linear in the candidates).
         for &i in eligible {
-            if i < self.candidates && self.ranks.get(i).is_none_or(Option::is_none) {
+            if i < self.candidates && self.entries.get(i).is_none_or(|e| e.rank.is_none()) {
                 self.set(
                     i,
                     CandidateFate::Leased,
@@ -258,7 +266,7 @@ impl Trace {
     fn finish(mut self, plan: &CandidatePlan, status: u16, error_code: Option<String>) {
         let Some(request) = self.pending.take() else { return };
         let success = (200..300).contains(&status);
-        let served = self.fates.iter().any(|f| f.0 == Some(CandidateFate::Served));
+        let served = self.entries.iter().any(|e| e.fate == Some(CandidateFate::Served));
         let outcome = match (served, success) {
             (true, true) if self.failed_attempts == 0 => RequestOutcome::Served,
             (true, true) => RequestOutcome::ServedAfterFailover,
@@ -279,20 +287,22 @@ impl Trace {
             .iter()
             .enumerate()
             .filter(|(i, _)| {
-                let reached =
-                    self.fates.get(*i).is_some_and(|f| f.0.is_some_and(|f| f != CandidateFate::NotReached));
+                let reached = self
+                    .entries
+                    .get(*i)
+                    .is_some_and(|e| e.fate.is_some_and(|f| f != CandidateFate::NotReached));
                 unreached += usize::from(!reached);
                 reached || unreached <= listed_unreached
             })
             .map(|(i, c)| {
-                let (fate, reason) = self.fates.get(i).cloned().unwrap_or((None, None));
+                let Entry { fate, reason, rank } = self.entries.get(i).cloned().unwrap_or_default();
                 RouteCandidateView {
                     provider: c.connection.provider.clone(),
                     connection: c.connection.id.clone(),
                     model: c.model.clone(),
                     fate: fate.unwrap_or(CandidateFate::NotReached),
                     reason,
-                    rank: self.ranks.get(i).copied().flatten(),
+                    rank,
                 }
             })
             .collect();

@@ -38,12 +38,13 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// The engine's borrowed view of it.
-    pub fn target(&self) -> switchyard_resilience::Target<'_> {
-        switchyard_resilience::Target {
-            provider: &self.connection.provider,
-            connection: &self.connection.id,
-            model: &self.model,
+    /// The engine's shared view of it, for an attempt to keep: clones of the
+    /// routing snapshot's ids, not copies.
+    pub fn shared_target(&self) -> switchyard_resilience::SharedTarget {
+        switchyard_resilience::SharedTarget {
+            provider: Arc::clone(&self.connection.provider),
+            connection: Arc::clone(&self.connection.id),
+            model: Arc::clone(&self.model),
         }
     }
 }

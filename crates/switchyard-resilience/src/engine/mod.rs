@@ -40,7 +40,7 @@ use crate::candidates::{Blocks, Exclusion, Selection, judge};
 use crate::clock::Clock;
 use crate::cooldown::{Availability, ConnectionHealth};
 use crate::lockout::LockoutTable;
-use crate::outcome::{AuthCategory, Candidate, ConnectionConfig, Target};
+use crate::outcome::{AuthCategory, Candidate, ConnectionConfig, SharedTarget};
 
 pub use events::EngineEvent;
 pub use permit::Attempt;
@@ -295,7 +295,7 @@ impl Engine {
 
     /// Dispatch check for one target: re-checks every layer and, when the provider
     /// is HalfOpen, takes its single probe. `Err` names why the target is out.
-    pub fn begin(&self, target: Target<'_>) -> Result<Attempt, Exclusion> {
+    pub fn begin(&self, target: impl Into<SharedTarget>) -> Result<Attempt, Exclusion> {
         self.begin_since(target, None)
     }
 
@@ -305,12 +305,13 @@ impl Engine {
     /// is next in line still gets its try; later requests see the breaker.
     pub fn begin_since(
         &self,
-        target: Target<'_>,
+        target: impl Into<SharedTarget>,
         request_started: Option<UnixMillis>,
     ) -> Result<Attempt, Exclusion> {
+        let target = target.into();
         let now = self.now();
         let policies = self.inner.policies.load();
-        let provider = read(&self.inner.providers).get(target.provider).cloned();
+        let provider = read(&self.inner.providers).get(&*target.provider).cloned();
         let mut opened_during_request = false;
         let mut blocks = match provider.as_ref().map(|e| lock(e)) {
             Some(e) => {
@@ -322,8 +323,8 @@ impl Engine {
         if opened_during_request {
             blocks.breaker = None;
         }
-        if let Some(entry) = read(&self.inner.connections).get(target.connection).cloned() {
-            connection_blocks(&lock(&entry), target.model, now, &policies, &mut blocks);
+        if let Some(entry) = read(&self.inner.connections).get(&*target.connection).cloned() {
+            connection_blocks(&lock(&entry), &target.model, now, &policies, &mut blocks);
         }
         if let Some(x) = judge(0, &blocks) {
             return Err(x);
@@ -340,7 +341,7 @@ impl Engine {
                     e.breaker = taken.record;
                     probe = Some(taken.probe);
                     breaker_events(
-                        target.provider,
+                        &target.provider,
                         &taken.refreshed.into_iter().collect::<Vec<_>>(),
                         &taken.record,
                     )
@@ -354,9 +355,9 @@ impl Engine {
         }
         Ok(Attempt {
             inner: Arc::clone(&self.inner),
-            provider: target.provider.to_owned(),
-            connection: target.connection.to_owned(),
-            model: target.model.to_owned(),
+            provider: target.provider,
+            connection: target.connection,
+            model: target.model,
             dispatched_at: now,
             probe,
             done: false,

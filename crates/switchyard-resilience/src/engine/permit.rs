@@ -15,9 +15,9 @@ use crate::breaker::BreakerObservation;
 #[derive(Debug)]
 pub struct Attempt {
     pub(super) inner: Arc<Inner>,
-    pub(super) provider: String,
-    pub(super) connection: String,
-    pub(super) model: String,
+    pub(super) provider: Arc<str>,
+    pub(super) connection: Arc<str>,
+    pub(super) model: Arc<str>,
     pub(super) dispatched_at: UnixMillis,
     pub(super) probe: Option<u32>,
     pub(super) done: bool,

@@ -179,7 +179,7 @@ impl Engine {
                 && let Some(until) = e.window.record_failure(now, policies.window(e.category))
             {
                 events.push(EngineEvent::ProviderGate {
-                    provider: attempt.provider.clone(),
+                    provider: attempt.provider.to_string(),
                     cooling_until: until,
                 });
             }
@@ -197,7 +197,7 @@ impl Engine {
         let inner = &self.inner;
         let policies = inner.policies.load();
         let mut events = Vec::new();
-        if let Some(entry) = read(&inner.providers).get(attempt.provider.as_str()).cloned() {
+        if let Some(entry) = read(&inner.providers).get(&*attempt.provider).cloned() {
             let mut e = lock(&entry);
             let (rec, ts) = breaker_transition(
                 &e.breaker,
@@ -209,7 +209,7 @@ impl Engine {
             e.window.record_success();
             events.extend(breaker_events(&attempt.provider, &ts, &rec));
         }
-        if let Some(entry) = read(&inner.connections).get(attempt.connection.as_str()).cloned() {
+        if let Some(entry) = read(&inner.connections).get(&*attempt.connection).cloned() {
             let mut guard = lock(&entry);
             let e = &mut *guard;
             let policy = policies.cooldown(e.config.category);
@@ -244,13 +244,13 @@ fn cooldown_event(
     h: &crate::cooldown::ConnectionHealth,
 ) -> EngineEvent {
     EngineEvent::Cooldown {
-        connection: a.connection.clone(),
-        provider: a.provider.clone(),
+        connection: a.connection.to_string(),
+        provider: a.provider.to_string(),
         change,
         health: h.clone(),
     }
 }
 
 fn lockout_event(a: &Attempt, change: LockoutChange) -> EngineEvent {
-    EngineEvent::Lockout { connection: a.connection.clone(), provider: a.provider.clone(), change }
+    EngineEvent::Lockout { connection: a.connection.to_string(), provider: a.provider.to_string(), change }
 }

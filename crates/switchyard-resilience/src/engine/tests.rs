@@ -11,6 +11,7 @@ use switchyard_types::{ResilienceSettings, UnixMillis};
 use super::*;
 use crate::candidates::Decision;
 use crate::clock::ManualClock;
+use crate::outcome::Target;
 use crate::outcome::{AttemptOutcome, TransportFailure};
 
 mod settings;
