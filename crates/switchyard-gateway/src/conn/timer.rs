@@ -18,35 +18,19 @@ use crate::clock::{GatewayClock, Wait};
 #[derive(Clone)]
 pub struct ClockTimer(pub Arc<dyn GatewayClock>);
 
-impl ClockTimer {
-    fn clock_sleep(&self, deadline: Instant) -> ClockSleep {
-        match self.0.tokio_sleep_until(deadline) {
-            Some(sleep) => ClockSleep::Tokio(Box::pin(sleep)),
-            None => ClockSleep::Clock(self.0.sleep_until(deadline)),
-        }
-    }
-}
-
 impl hyper::rt::Timer for ClockTimer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
         self.sleep_until(self.0.now_mono() + duration)
     }
 
+    /// hyper asks for one for every request a connection reads (it drops the
+    /// sleep once the request's head is in): on tokio's timer the sleep sits in
+    /// hyper's box itself, one allocation, where the clock's boxed wait made two.
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
-        Box::pin(self.clock_sleep(deadline))
-    }
-
-    /// hyper resets a connection's header-read timer for every request on it: on
-    /// tokio's timer the same sleep is moved (no allocation, one timer entry per
-    /// connection), where the default makes a new one each time.
-    fn reset(&self, sleep: &mut Pin<Box<dyn hyper::rt::Sleep>>, new_deadline: Instant) {
-        if let Some(ClockSleep::Tokio(tokio_sleep)) =
-            sleep.as_mut().downcast_mut_pin::<ClockSleep>().map(Pin::get_mut)
-        {
-            tokio_sleep.as_mut().reset(tokio::time::Instant::from_std(new_deadline));
-            return;
+        match self.0.tokio_sleep_until(deadline) {
+            Some(sleep) => Box::pin(ClockSleep::Tokio { sleep }),
+            None => Box::pin(ClockSleep::Clock { wait: self.0.sleep_until(deadline) }),
         }
-        *sleep = self.sleep_until(new_deadline);
     }
 
     fn now(&self) -> Instant {
@@ -54,20 +38,23 @@ impl hyper::rt::Timer for ClockTimer {
     }
 }
 
-/// One wait on the gateway's clock, as hyper's `Sleep`: tokio's own sleep when the
-/// clock is the system clock (so that it can be reset in place), else the clock's.
-enum ClockSleep {
-    Tokio(Pin<Box<tokio::time::Sleep>>),
-    Clock(Wait),
+pin_project_lite::pin_project! {
+    /// One wait on the gateway's clock, as hyper's `Sleep`: tokio's own sleep when
+    /// the clock is the system clock, else the clock's wait.
+    #[project = ClockSleepProj]
+    enum ClockSleep {
+        Tokio { #[pin] sleep: tokio::time::Sleep },
+        Clock { wait: Wait },
+    }
 }
 
 impl Future for ClockSleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.get_mut() {
-            ClockSleep::Tokio(sleep) => sleep.as_mut().poll(cx),
-            ClockSleep::Clock(wait) => wait.as_mut().poll(cx),
+        match self.project() {
+            ClockSleepProj::Tokio { sleep } => sleep.poll(cx),
+            ClockSleepProj::Clock { wait } => wait.as_mut().poll(cx),
         }
     }
 }
@@ -99,14 +86,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn on_the_system_clock_a_reset_moves_the_same_sleep() {
+    async fn on_the_system_clock_hyper_gets_tokios_sleep() {
         let timer = ClockTimer(Arc::new(crate::clock::SystemClock));
         let mut sleep = timer.sleep_until(timer.now() + Duration::from_secs(3_600));
-        let before = std::ptr::from_ref(&*sleep).cast::<()>();
+        assert!(
+            matches!(
+                sleep.as_mut().downcast_mut_pin::<ClockSleep>().as_deref(),
+                Some(ClockSleep::Tokio { .. })
+            ),
+            "tokio's sleep, inline"
+        );
         let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(sleep.as_mut().poll(&mut cx).is_pending());
         timer.reset(&mut sleep, timer.now());
-        assert_eq!(std::ptr::from_ref(&*sleep).cast::<()>(), before, "reset in place, not replaced");
         tokio::time::timeout(Duration::from_secs(10), sleep)
             .await
             .unwrap_or_else(|_| panic!("the reset sleep ends at its new deadline"));
