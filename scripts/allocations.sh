@@ -40,16 +40,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BENCH" soak --rate "$RATE" --minutes 10 --sample-secs 600 --stream-every 0 --connections 4 \
-  --gateway-bin "$GATEWAY" >"$WORK/soak.log" 2>&1 &
-SOAK=$!
-PID=
-for _ in $(seq 150); do
-  PID=$(pgrep -f "^$GATEWAY serve" | head -1 || true)
-  [ -n "$PID" ] && break
-  sleep 0.2
-done
-[ -n "$PID" ] || { echo "the soak's gateway did not start:" >&2; cat "$WORK/soak.log" >&2; exit 1; }
+source scripts/lib/soak-gateway.sh
+start_soak_gateway "$RATE" "$GATEWAY"
 
 events=()
 for fn in _rjem_malloc _rjem_mallocx _rjem_calloc _rjem_realloc; do

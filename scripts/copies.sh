@@ -43,16 +43,8 @@ cc -O2 -shared -fPIC -o "$WORK/memcpy_count.so" scripts/lib/memcpy_count.c -ldl
 printf '#!/bin/sh\nCOPIES_OUT=%s/copies LD_PRELOAD=%s/memcpy_count.so exec %s "$@"\n' "$WORK" "$WORK" "$GATEWAY" \
   >"$WORK/gateway"
 chmod +x "$WORK/gateway"
-"$BENCH" soak --rate "$RATE" --minutes 10 --sample-secs 600 --stream-every 0 --connections 4 \
-  --gateway-bin "$WORK/gateway" >"$WORK/soak.log" 2>&1 &
-SOAK=$!
-PID=
-for _ in $(seq 150); do
-  PID=$(pgrep -f "^$GATEWAY serve" | head -1 || true)
-  [ -n "$PID" ] && break
-  sleep 0.2
-done
-[ -n "$PID" ] || { echo "the soak's gateway did not start:" >&2; cat "$WORK/soak.log" >&2; exit 1; }
+source scripts/lib/soak-gateway.sh
+start_soak_gateway "$RATE" "$WORK/gateway"
 sleep 5  # warm-up
 kill -USR2 "$PID"
 sleep "$SECS"
