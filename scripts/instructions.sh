@@ -2,7 +2,8 @@
 # Instructions per request, gateway against the reference relay (issue 16): both run
 # under valgrind's callgrind and get the same load, so the figures are exact counts of
 # user-space work, free of this VM's timing noise (a 2-vCPU VM moves CPU per request by
-# ±10 % run to run; instruction counts repeat to within a fraction of a percent).
+# ±10 % run to run; instruction counts repeat to within ~1.5 %: the
+# allocator's periodic collections fall a little differently from run to run).
 # What they do not show is the kernel's share (syscalls, wake-ups), cache misses and
 # SHA-NI (valgrind has no SHA extensions, so the client-key hash runs in software here).
 #
