@@ -53,6 +53,11 @@ struct Cli {
     /// Measured seconds per run (after the warm-up).
     #[arg(long, default_value_t = 5.0)]
     duration_secs: f64,
+    /// Fewest samples a way at an open-loop rate: a low rate runs longer than
+    /// --duration-secs to collect them (its p50 rests on them: a hundred samples at
+    /// 10 req/s leave the median uncertain by tens of µs). 0: --duration-secs only.
+    #[arg(long, default_value_t = 300)]
+    min_samples: u32,
     /// Warm-up seconds before each measured run.
     #[arg(long, default_value_t = 1.0)]
     warmup_secs: f64,
@@ -231,6 +236,7 @@ impl Cli {
             rates: self.rates.clone(),
             warmup: secs(self.warmup_secs, "warmup-secs")?,
             duration: secs(self.duration_secs, "duration-secs")?,
+            min_samples: self.min_samples,
             connections: self.connections.max(1),
             concurrency: self.concurrency.max(1),
             streams: self.streams,
@@ -252,6 +258,7 @@ impl Cli {
         if self.quick {
             settings.warmup = Duration::from_millis(300);
             settings.duration = Duration::from_secs(1);
+            settings.min_samples = 0;
             settings.streams = settings.streams.min(200);
             settings.slow_frames = 11;
             settings.settle = Duration::from_secs(1);

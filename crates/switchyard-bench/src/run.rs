@@ -57,6 +57,8 @@ pub struct Settings {
     pub concurrency: usize,
     /// Concurrent streams in the last phase.
     pub streams: usize,
+    /// Fewest samples a way at an open-loop rate (a low rate runs longer).
+    pub min_samples: u32,
     /// Open-loop rate for the streaming TTFB runs.
     pub stream_rate: u32,
     /// Open-loop rate for the agent-sized request.
@@ -83,12 +85,20 @@ impl Settings {
         u32::try_from(self.duration.as_secs()).unwrap_or(1).max(1)
     }
 
+    /// How long an open-loop run at `rate` measures each way: the run's duration,
+    /// or longer when that would collect fewer than `min_samples` (whole seconds,
+    /// as the ways take turns in 1 s slices).
+    pub fn open_loop_duration(&self, rate: u32) -> Duration {
+        let needed = u64::from(self.min_samples).div_ceil(u64::from(rate.max(1)));
+        self.duration.max(Duration::from_secs(needed))
+    }
+
     /// An open-loop run at `rate` with this run's windows, connections and timeout.
     pub fn open_loop(&self, rate: u32, until: Until) -> OpenLoop {
         OpenLoop {
             rate,
             warmup: self.warmup,
-            duration: self.duration,
+            duration: self.open_loop_duration(rate),
             connections: self.connections,
             until,
             timeout: self.timeout,
@@ -688,6 +698,36 @@ mod tests {
         }
         assert!(messages_body("m").windows(13).any(|w| w == b"\"stream\":true"));
         Ok(())
+    }
+
+    fn settings(duration_secs: u64, min_samples: u32) -> Settings {
+        Settings {
+            rates: vec![10],
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(duration_secs),
+            min_samples,
+            connections: 1,
+            concurrency: 1,
+            streams: 0,
+            stream_rate: 200,
+            agent_rate: 10,
+            slow_frames: 1,
+            slow_interval: Duration::from_millis(100),
+            timeout: Duration::from_secs(1),
+            settle: Duration::from_secs(1),
+            stream_settle: Duration::from_secs(1),
+            command: String::new(),
+            baseline: None,
+        }
+    }
+
+    #[test]
+    fn a_low_rate_runs_long_enough_for_its_samples() {
+        let s = settings(10, 300);
+        assert_eq!(s.open_loop(10, Until::FullBody).duration, Duration::from_secs(30));
+        assert_eq!(s.open_loop_duration(7), Duration::from_secs(43), "whole seconds, rounded up");
+        assert_eq!(s.open_loop_duration(100), Duration::from_secs(10), "1,000 samples in the run's 10 s");
+        assert_eq!(settings(10, 0).open_loop_duration(10), Duration::from_secs(10));
     }
 
     #[test]
