@@ -24,8 +24,9 @@ pub trait GatewayClock: Clock {
         self.sleep_until(self.now_mono() + d)
     }
 
-    /// tokio's own sleep until `deadline`, when this clock is tokio's timer: a
-    /// sleep that can be reset in place (hyper's per-connection timer).
+    /// tokio's own sleep until `deadline`, when this clock is tokio's timer: hyper's
+    /// header-read timer holds it inline (one allocation a request, not a box in a
+    /// box; [`crate::conn::ClockTimer`]).
     fn tokio_sleep_until(&self, _deadline: Instant) -> Option<tokio::time::Sleep> {
         None
     }
@@ -33,12 +34,17 @@ pub trait GatewayClock: Clock {
 
 impl GatewayClock for SystemClock {
     fn sleep_until(&self, deadline: Instant) -> Wait {
-        Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
+        Box::pin(tokio_sleep(deadline))
     }
 
     fn tokio_sleep_until(&self, deadline: Instant) -> Option<tokio::time::Sleep> {
-        Some(tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)))
+        Some(tokio_sleep(deadline))
     }
+}
+
+/// A sleep on tokio's timer until `deadline` of the monotonic clock.
+fn tokio_sleep(deadline: Instant) -> tokio::time::Sleep {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(deadline))
 }
 
 impl GatewayClock for ManualClock {
