@@ -9,15 +9,24 @@
 #   3. merges the profile with the toolchain's own llvm-profdata (rustup's
 #      llvm-tools component, installed when missing: a profile must be read by the
 #      LLVM that wrote it, so Debian's llvm-profdata will not do),
-#   4. builds `switchyard` again with -Cprofile-use.
+#   4. builds `switchyard` again with -Cprofile-use,
+#   5. when LLVM's BOLT is installed (Debian: `apt install bolt-19`), lays that
+#      binary's code out again after the link: instruments it (llvm-bolt
+#      -instrument), runs the same training through it, and rewrites it from that
+#      profile (hot blocks and functions packed together, cold parts split off: the
+#      request path's code on fewer cache lines and pages). The rewritten binary
+#      must then pass a smoke run (the benchmark's --quick, and a TLS request when
+#      openssl and python3 are there) or the step-4 binary is kept.
+#      SWITCHYARD_BOLT=0 skips the step.
 #
 #   bash scripts/pgo-build.sh            # prints the optimized binary's path
 #
 # Each build has its own target directory under $CARGO_TARGET_DIR/pgo (different
 # RUSTFLAGS would otherwise rebuild the plain release build's dependencies every
-# time). Takes two release builds plus about a minute of training: ~20 minutes cold
-# on 2 cores, ~8 warm. Outputs, in $CARGO_TARGET_DIR/pgo: switchyard (the optimized
-# binary), switchyard.profdata, train.log.
+# time). Takes two release builds plus about a minute of training (two with BOLT):
+# ~20 minutes cold on 2 cores, ~10 warm. Outputs, in $CARGO_TARGET_DIR/pgo:
+# switchyard (the optimized binary), switchyard.profdata, train.log; with BOLT also
+# switchyard.fdata, bolt-train.log, bolt.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,20 +56,36 @@ RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" CARGO_TARGET_DIR="$work/instr
   cargo build --release --locked -p switchyard-gateway --bin switchyard >&2
 instrumented="$work/instrumented/release/switchyard"
 
+source scripts/lib/pgo-train.sh
 step "training (log: $work/train.log)"
 # Cleared after the build: RUSTFLAGS instruments build scripts and proc macros too,
 # and their profiles, written while the build runs, are not the gateway's.
 rm -rf "$raw"
 mkdir -p "$raw"
-{
-  "$bench" train --gateway-bin "$instrumented"
-  "$bench" --quick --gateway-bin "$instrumented"
-} >"$work/train.log" 2>&1 || { tail -40 "$work/train.log" >&2; exit 1; }
+pgo_train "$bench" "$instrumented" "$work/train.log"
 ls "$raw"/*.profraw >/dev/null 2>&1 || { echo "the instrumented gateway wrote no profile" >&2; exit 1; }
 "$profdata" merge -o "$work/switchyard.profdata" "$raw"/*.profraw >&2
 
+# BOLT, if installed: `llvm-bolt`, or the newest `llvm-bolt-NN` on the PATH.
+bolt=
+if [ "${SWITCHYARD_BOLT:-1}" != 0 ]; then
+  bolt=$(command -v llvm-bolt || compgen -c llvm-bolt- | grep -E '^llvm-bolt-[0-9]+$' | sort -t- -k3 -n | tail -1 || true)
+  [ -n "$bolt" ] && bolt=$(readlink -f "$(command -v "$bolt")")
+  [ -n "$bolt" ] || step "no llvm-bolt on the PATH: the post-link layout step is skipped (Debian: apt install bolt-19)"
+fi
+
 step "optimized gateway (-Cprofile-use)"
-RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$work/switchyard.profdata" CARGO_TARGET_DIR="$work/optimized" \
+# BOLT moves whole functions only in a binary that kept its link-time relocations
+# (crates/switchyard-gateway/build.rs adds --emit-relocs on this variable).
+SWITCHYARD_EMIT_RELOCS=$([ -n "$bolt" ] && echo 1 || echo 0) \
+  RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$work/switchyard.profdata" CARGO_TARGET_DIR="$work/optimized" \
   cargo build --release --locked -p switchyard-gateway --bin switchyard >&2
 cp "$work/optimized/release/switchyard" "$work/switchyard"
+if [ -n "$bolt" ]; then
+  if bash scripts/lib/bolt-layout.sh "$bolt" "$work" "$bench"; then
+    cp "$work/bolted" "$work/switchyard"
+  else
+    step "warning: the BOLT step failed (above; log: $work/bolt.log): keeping the profile-guided binary"
+  fi
+fi
 echo "$work/switchyard"

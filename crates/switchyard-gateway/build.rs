@@ -10,5 +10,11 @@ fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bin=switchyard=-Wl,-z,max-page-size=0x200000");
         println!("cargo:rustc-link-arg-bin=switchyard=-Wl,-z,separate-code");
+        // A post-link layout pass (BOLT, scripts/pgo-build.sh) moves whole functions
+        // only when the link kept its relocations; the plain build has no use for them.
+        println!("cargo:rerun-if-env-changed=SWITCHYARD_EMIT_RELOCS");
+        if std::env::var_os("SWITCHYARD_EMIT_RELOCS").is_some_and(|v| v == "1") {
+            println!("cargo:rustc-link-arg-bin=switchyard=-Wl,--emit-relocs");
+        }
     }
 }
