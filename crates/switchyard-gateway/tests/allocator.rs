@@ -26,4 +26,5 @@ fn jemalloc_runs_with_the_background_purge_and_the_decay_adr_0010_chose() {
     assert_eq!(option("background_thread"), "true");
     assert_eq!(option("dirty_decay_ms"), "10000");
     assert_eq!(option("muzzy_decay_ms"), "0");
+    assert_eq!(option("tcache_gc_incr_bytes"), "1048576");
 }
