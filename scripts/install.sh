@@ -2,7 +2,8 @@
 # Puts the headless gateway on the PATH: builds `switchyard` and copies it to
 # ~/.local/bin (or PREFIX/bin). The build is the profile-guided one
 # (scripts/pgo-build.sh, docs/adr/0013-profile-guided-build.md: a fifth to a quarter
-# less CPU per request); SWITCHYARD_PGO=0 builds the plain release binary instead, in
+# less CPU per request; with LLVM's BOLT installed, Debian's `bolt-19`, its post-link
+# layout step too); SWITCHYARD_PGO=0 builds the plain release binary instead, in
 # half the time. If the profile-guided build fails (it needs rustup's llvm-tools
 # component), the plain one is installed, with a warning. For the desktop app, build
 # and install the Debian package instead: `bash scripts/package.sh`, then

@@ -15,8 +15,9 @@
 #      -instrument), runs the same training through it, and rewrites it from that
 #      profile (hot blocks and functions packed together, cold parts split off: the
 #      request path's code on fewer cache lines and pages). The rewritten binary
-#      must then pass a smoke run (the benchmark's --quick, and a TLS request when
-#      openssl and python3 are there) or the step-4 binary is kept.
+#      must then pass a smoke run (`switchyard-bench train --phase-secs 2`, and a
+#      TLS request when openssl and python3 are there) or the step-4 binary is kept
+#      (scripts/lib/bolt-layout.sh).
 #      SWITCHYARD_BOLT=0 skips the step.
 #
 #   bash scripts/pgo-build.sh            # prints the optimized binary's path
@@ -24,7 +25,7 @@
 # Each build has its own target directory under $CARGO_TARGET_DIR/pgo (different
 # RUSTFLAGS would otherwise rebuild the plain release build's dependencies every
 # time). Takes two release builds plus about a minute of training (two with BOLT):
-# ~20 minutes cold on 2 cores, ~10 warm. Outputs, in $CARGO_TARGET_DIR/pgo:
+# ~20 minutes cold on 2 cores, ~12 warm. Outputs, in $CARGO_TARGET_DIR/pgo:
 # switchyard (the optimized binary), switchyard.profdata, train.log; with BOLT also
 # switchyard.fdata, bolt-train.log, bolt.log.
 set -euo pipefail
