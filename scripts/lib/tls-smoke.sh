@@ -55,6 +55,8 @@ PY
 python3 upstream.py port13 TLSv1_3 & pids+=($!)
 python3 upstream.py port12 TLSv1_2 & pids+=($!)
 for _ in $(seq 50); do [ -s port13 ] && [ -s port12 ] && break; sleep 0.1; done
+[ -s port13 ] && [ -s port12 ] ||
+  { echo "tls-smoke: the TLS upstreams did not start (Python's ssl without TLS 1.2 or 1.3?)" >&2; exit 1; }
 listen=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >gateway.toml <<TOML
 [[api_keys]]

@@ -89,13 +89,16 @@ pub fn markdown(r: &Results) -> String {
          and runs an A/B comparison against it (`--baseline-bin`); `--candidate` measures a \
          committed revision instead of this working tree. The profile-guided build \
          (docs/adr/0013-profile-guided-build.md): `bash scripts/pgo-build.sh` prints its \
-         binary's path; pass it as `--gateway-bin`.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured, \
-         longer at a rate where that is fewer than {} samples (interleaved 1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
+         binary's path; pass it as `--gateway-bin`.\n\nThis run: `{}`; rates {} req/s, each way {:.1} s measured{} \
+         (interleaved 1 s slices) after {:.1} s warm-up, {} client connections per way; stream TTFB at {} req/s; throughput with {} \
          workers; {} concurrent streams of {} frames every {} ms; the agent-sized request at {} req/s.\n",
         s.command,
         s.rates.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
         s.duration.as_secs_f64(),
-        s.min_samples,
+        match s.min_samples {
+            0 => String::new(),
+            n => format!(", longer at a rate where that is fewer than {n} samples"),
+        },
         s.warmup.as_secs_f64(),
         s.connections,
         s.stream_rate,
