@@ -46,14 +46,21 @@ step "BOLT: rewriting the layout"
 # ext-tsp: blocks ordered for fall-through and i-cache; cdsort: functions ordered by
 # the profile's calls so callers and callees share lines and pages; split-*: each
 # function's cold blocks (and landing pads) moved out of the hot range; icf: identical
-# functions folded. The output has no DWARF (BOLT 19 cannot rewrite all of rustc's:
+# functions folded. Not -use-gnu-stack: it reuses the PT_GNU_STACK program header
+# for the new code segment, and without that header glibc maps every thread's stack
+# executable. BOLT writes a new header table instead (a 2 MB page of its own before
+# the hot code, which is why the huge-page mover follows anchors, not the first
+# chunk). The output has no DWARF (BOLT 19 cannot rewrite all of rustc's:
 # -update-debug-sections drops attributes it does not know, which would leave wrong
 # line tables); the symbol table is rewritten, so backtraces and profilers still
 # name the functions.
 "$bolt" "$input" -o "$work/bolted" -data="$work/switchyard.fdata" \
   -reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions -split-all-cold -split-eh \
-  -icf=1 -use-gnu-stack >>"$log" 2>&1 ||
+  -icf=1 >>"$log" 2>&1 ||
   { tail -20 "$log" >&2; fail "the rewrite failed"; }
+# The stack must stay non-executable (PT_GNU_STACK present, flags RW).
+stack=$(readelf -lW "$work/bolted" | awk '$1 == "GNU_STACK" { print $7 }')
+[ "$stack" = RW ] || fail "the rewritten binary's stack is not marked non-executable (GNU_STACK: ${stack:-missing})"
 
 step "BOLT: smoke run of the rewritten binary (log: $work/bolt-smoke.log)"
 # Every client format against both upstream formats, streamed and not: train stops

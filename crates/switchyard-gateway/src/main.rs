@@ -163,23 +163,27 @@ impl ShutdownSignals {
     }
 }
 
-/// Moves the hot code onto huge pages (switchyard-huge-text): the text's first
-/// chunk (a profile-guided build's hot Rust code) and jemalloc's, whose slow paths
-/// (thread-cache refills and collection) run on most requests at an agent's pace
-/// and, being C, lie after the Rust code where the linker's sort cannot move them.
-/// Runs before the lanes start, so nothing else is running yet (it would be safe
-/// anyway: the bytes stay the same).
+/// Moves the hot code onto huge pages (switchyard-huge-text): the chunk holding
+/// the request path (a profile-guided build's hot Rust code, gathered by the
+/// linker's sort or by BOLT) and jemalloc's, whose paths run on every request and,
+/// being C, lie after the Rust code where the linker's sort cannot move them (BOLT
+/// moves them in among the Rust code: one chunk then). Runs before the lanes
+/// start, so nothing else is running yet (it would be safe anyway: the bytes stay
+/// the same).
 fn move_hot_text(enabled: bool) -> String {
+    use switchyard_huge_text::Anchor;
     if !enabled {
         return "hot code left on 4 KB pages: --huge-text false".to_owned();
     }
+    let request_path =
+        Anchor { name: "the request path", address: switchyard_gateway::proxy::hot_path_anchor() };
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     let anchors = {
-        let mallctl: unsafe extern "C" fn(_, _, _, _, _) -> _ = tikv_jemalloc_sys::mallctl;
-        [mallctl as usize]
+        let malloc: unsafe extern "C" fn(usize) -> *mut std::ffi::c_void = tikv_jemalloc_sys::malloc;
+        [request_path, Anchor { name: "jemalloc", address: malloc as usize }]
     };
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let anchors: [usize; 0] = [];
+    let anchors = [request_path];
     switchyard_huge_text::move_hot_text(&anchors).to_string()
 }
 

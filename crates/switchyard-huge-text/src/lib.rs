@@ -9,14 +9,16 @@
 //! one huge page each, and moves that memory over the original range in one
 //! `mremap`: the same bytes at the same addresses, now one TLB entry per 2 MB.
 //!
-//! Which chunks: the first chunk of the text segment, where the linker's
-//! call-graph sort of a profile-guided build puts the profile's hot functions, and
-//! the chunks holding the caller's anchors (addresses of functions whose neighbours
-//! are hot but which the sort cannot move: jemalloc's C code, linked after the
-//! Rust code). A chunk is only moved if it lies wholly inside the text segment,
-//! which needs the segment aligned to the huge page size at link time (`-z
-//! max-page-size=0x200000 -z separate-code`, set by the gateway's build script) and
-//! a kernel that honours that alignment when it places the executable (5.10+).
+//! Which chunks: the ones holding the caller's [`Anchor`]s, functions that run on
+//! every request, so that a profile-guided build puts them among the hot code
+//! (the linker's call-graph sort gathers the profile's hot functions at the
+//! start of the text; BOLT rewrites them into a 2 MB-aligned segment of their
+//! own, after a page that holds only the new program headers, which a guess such
+//! as "the text's first chunk" would move instead). A chunk is only moved if it
+//! lies wholly inside the file mapping that holds its anchor, which needs the
+//! segments aligned to the huge page size at link time (`-z max-page-size=0x200000
+//! -z separate-code`, set by the gateway's build script) and a kernel that honours
+//! that alignment when it places the executable (5.10+).
 //!
 //! What it costs: each moved chunk is 2 MB of resident anonymous memory, replacing
 //! the part of those 2 MB that was resident from the file anyway (the hot part).
@@ -29,12 +31,30 @@
 
 use std::fmt;
 
+/// A function whose surroundings are hot code: its address, and a name for the
+/// start-up banner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Anchor {
+    /// What the code around it is, e.g. "the request path".
+    pub name: &'static str,
+    /// The function's address.
+    pub address: usize,
+}
+
+/// One chunk moved onto a huge page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedChunk {
+    /// Its start address (a multiple of the huge page size).
+    pub start: usize,
+    /// The anchors it holds.
+    pub anchors: Vec<&'static str>,
+}
+
 /// What [`move_hot_text`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// These chunks (start addresses) of the text now sit on huge pages of
-    /// `page_size` bytes each.
-    Moved { chunks: Vec<usize>, page_size: usize },
+    /// These chunks of the code now sit on huge pages of `page_size` bytes each.
+    Moved { chunks: Vec<MovedChunk>, page_size: usize },
     /// Nothing was moved, for this reason.
     Skipped(String),
 }
@@ -43,16 +63,21 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Moved { chunks, page_size } => {
-                write!(f, "{} chunk(s) of hot code on {} MB pages", chunks.len(), page_size >> 20)
+                write!(f, "{} chunk(s) of hot code on {} MB pages:", chunks.len(), page_size >> 20)?;
+                for (i, chunk) in chunks.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "," };
+                    write!(f, "{sep} {:#x} ({})", chunk.start, chunk.anchors.join(", "))?;
+                }
+                Ok(())
             }
             Outcome::Skipped(why) => write!(f, "hot code left on 4 KB pages: {why}"),
         }
     }
 }
 
-/// Moves the first chunk of this executable's text and the chunks holding
-/// `anchors` onto transparent huge pages. See the module docs.
-pub fn move_hot_text(anchors: &[usize]) -> Outcome {
+/// Moves the chunks of this executable's code holding `anchors` onto transparent
+/// huge pages. See the module docs.
+pub fn move_hot_text(anchors: &[Anchor]) -> Outcome {
     #[cfg(target_os = "linux")]
     {
         linux::move_hot_text(anchors)

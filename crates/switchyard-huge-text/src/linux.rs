@@ -6,34 +6,27 @@ use std::ops::Range;
 
 use rustix::mm::{self, Advice, MapFlags, MprotectFlags, MremapFlags, ProtFlags};
 
-use crate::Outcome;
+use crate::{Anchor, MovedChunk, Outcome};
 
 const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 const THP_SIZE: &str = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size";
 
-pub(crate) fn move_hot_text(anchors: &[usize]) -> Outcome {
+pub(crate) fn move_hot_text(anchors: &[Anchor]) -> Outcome {
     let page = match huge_page_size() {
         Ok(page) => page,
         Err(why) => return Outcome::Skipped(why),
     };
-    // This function is linked into the executable, so its own address finds the
-    // executable's text mapping.
-    let here = move_hot_text as fn(&[usize]) -> Outcome as usize;
-    let text = match text_mapping(here) {
-        Ok(text) => text,
+    let maps = match std::fs::read_to_string("/proc/self/maps") {
+        Ok(maps) => maps,
+        Err(e) => return Outcome::Skipped(format!("/proc/self/maps: {e}")),
+    };
+    let chunks = match chunks_to_move(&maps, page, anchors) {
+        Ok(chunks) => chunks,
         Err(why) => return Outcome::Skipped(why),
     };
-    let chunks = chunks_to_move(text, page, anchors);
-    if chunks.is_empty() {
-        return Outcome::Skipped(
-            "the text segment is not aligned to huge pages (link with -z max-page-size=0x200000 -z \
-             separate-code)"
-                .to_owned(),
-        );
-    }
     let mut moved = Vec::with_capacity(chunks.len());
     for chunk in chunks {
-        match move_chunk(chunk, page) {
+        match move_chunk(chunk.start, page) {
             Ok(()) => moved.push(chunk),
             // What moved so far stays moved: each chunk stands on its own.
             Err(why) if moved.is_empty() => return Outcome::Skipped(why),
@@ -58,9 +51,9 @@ fn huge_page_size() -> Result<usize, String> {
     Ok(size)
 }
 
-/// The file-backed, executable mapping holding `address` (the text segment).
-fn text_mapping(address: usize) -> Result<Range<usize>, String> {
-    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| format!("/proc/self/maps: {e}"))?;
+/// The file-backed, executable mapping of `maps` (a `/proc/PID/maps` text) holding
+/// `address`.
+fn text_mapping(maps: &str, address: usize) -> Result<Range<usize>, String> {
     for line in maps.lines() {
         let Some((range, perms, path)) = parse_maps_line(line) else { continue };
         if !range.contains(&address) {
@@ -84,20 +77,37 @@ fn parse_maps_line(line: &str) -> Option<(Range<usize>, &str, &str)> {
     Some((range, perms, path))
 }
 
-/// The chunks (start addresses, `page`-aligned) to move: the first whole chunk of
-/// `text`, then the chunk of each anchor, in that order without repeats; only
-/// chunks wholly inside `text`.
-fn chunks_to_move(text: Range<usize>, page: usize, anchors: &[usize]) -> Vec<usize> {
-    let inside =
-        |chunk: usize| chunk >= text.start && chunk.checked_add(page).is_some_and(|end| end <= text.end);
-    let first = text.start.next_multiple_of(page);
-    let mut chunks = Vec::new();
-    for chunk in std::iter::once(first).chain(anchors.iter().map(|&a| a & !(page - 1))) {
-        if inside(chunk) && !chunks.contains(&chunk) {
-            chunks.push(chunk);
+/// The chunks to move: the `page`-aligned chunk holding each anchor, in the
+/// anchors' order, each once (with every anchor it holds), when it lies wholly
+/// inside the file-backed code mapping holding the anchor. An error, naming why,
+/// when no anchor has such a chunk.
+fn chunks_to_move(maps: &str, page: usize, anchors: &[Anchor]) -> Result<Vec<MovedChunk>, String> {
+    let mut chunks: Vec<MovedChunk> = Vec::new();
+    let mut why = "no anchors given".to_owned();
+    for anchor in anchors {
+        let start = anchor.address & !(page - 1);
+        if let Some(chunk) = chunks.iter_mut().find(|c| c.start == start) {
+            chunk.anchors.push(anchor.name);
+            continue;
         }
+        let text = match text_mapping(maps, anchor.address) {
+            Ok(text) => text,
+            Err(e) => {
+                why = format!("{}: {e}", anchor.name);
+                continue;
+            }
+        };
+        if start < text.start || start.checked_add(page).is_none_or(|end| end > text.end) {
+            why = format!(
+                "{}'s chunk is not wholly inside its text segment (link with -z max-page-size=0x200000 -z \
+                 separate-code)",
+                anchor.name
+            );
+            continue;
+        }
+        chunks.push(MovedChunk { start, anchors: vec![anchor.name] });
     }
-    chunks
+    if chunks.is_empty() { Err(why) } else { Ok(chunks) }
 }
 
 /// Copies `page` bytes of code at `chunk` into a fresh huge page and moves that

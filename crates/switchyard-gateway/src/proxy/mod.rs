@@ -43,3 +43,13 @@ pub use forward::{ForwardRequest, forward};
 pub use headers::upstream_headers;
 pub use keepalive::GatewayWaits;
 pub use trace::{new_request_id, refused_row};
+
+/// The address of a function every inference request runs (the body's JSON
+/// check), for the huge-page mover at start (`switchyard-huge-text`): a
+/// profile-guided build puts it among the request's hot code, whether the linker's
+/// sort left that at the start of the text or BOLT moved it into a segment of its
+/// own.
+pub fn hot_path_anchor() -> usize {
+    let probe: for<'a> fn(&'a [u8]) -> Result<strict_json::Probe<'a>, String> = strict_json::probe;
+    probe as usize
+}

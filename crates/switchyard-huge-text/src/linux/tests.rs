@@ -5,19 +5,61 @@ use super::*;
 
 const MB2: usize = 2 << 20;
 
+/// A process's maps as BOLT leaves the gateway: the original text (cold code,
+/// jemalloc's rarely used parts), then a new segment starting with a 2 MB chunk
+/// that holds only program headers, then the hot code; and a heap.
+const MAPS: &str = "\
+55d1c0000000-55d1c0400000 r--p 00000000 fe:00 42    /usr/bin/switchyard
+55d1c0400000-55d1c1053000 r-xp 00400000 fe:00 42    /usr/bin/switchyard
+55d1c1600000-55d1c1d76000 r-xp 01600000 fe:00 42    /usr/bin/switchyard
+55d1c2000000-55d1c2100000 rw-p 00000000 00:00 0    [heap]
+";
+
+fn anchor(name: &'static str, address: usize) -> Anchor {
+    Anchor { name, address }
+}
+
+fn starts(chunks: &Result<Vec<MovedChunk>, String>) -> Vec<usize> {
+    chunks.as_ref().map(|c| c.iter().map(|c| c.start).collect()).unwrap_or_default()
+}
+
 #[test]
-fn picks_the_first_whole_chunk_and_the_anchors_chunks_inside_the_text() {
-    // An aligned text segment, as the gateway links it.
-    assert_eq!(chunks_to_move(0x40_0000..0x105_2750, MB2, &[0xcb_5690]), [0x40_0000, 0xc0_0000]);
-    // Anchors in the first chunk, repeated, or in the partial last chunk add nothing.
-    assert_eq!(
-        chunks_to_move(0x40_0000..0x105_2750, MB2, &[0x40_1000, 0xcb_0000, 0xcb_5690, 0x104_0000]),
-        [0x40_0000, 0xc0_0000]
+fn moves_the_chunk_holding_each_anchor_once_not_the_segments_first() {
+    // The hot code (request path and the allocator's fast path) in the new
+    // segment's second chunk: that one moves, once, not the headers' chunk before it.
+    let chunks = chunks_to_move(
+        MAPS,
+        MB2,
+        &[anchor("the request path", 0x55d1_c18a_1230), anchor("jemalloc", 0x55d1_c190_0000)],
     );
-    // Unaligned: the first whole chunk starts inside; the partial one before it is skipped.
-    assert_eq!(chunks_to_move(0x38_1240..0x100_0000, MB2, &[0x38_2000]), [0x40_0000]);
-    // Text smaller than one chunk: nothing.
-    assert_eq!(chunks_to_move(0x40_1000..0x50_0000, MB2, &[0x40_2000]), Vec::<usize>::new());
+    assert_eq!(starts(&chunks), [0x55d1_c180_0000]);
+    assert_eq!(
+        chunks.as_ref().map(|c| c[0].anchors.clone()).ok(),
+        Some(vec!["the request path", "jemalloc"])
+    );
+    // Anchors in different chunks, in the anchors' order; the original text counts too.
+    let chunks = chunks_to_move(MAPS, MB2, &[anchor("a", 0x55d1_c0c0_0010), anchor("b", 0x55d1_c050_0000)]);
+    assert_eq!(starts(&chunks), [0x55d1_c0c0_0000, 0x55d1_c040_0000]);
+}
+
+#[test]
+fn skips_anchors_whose_chunk_is_not_wholly_inside_their_code() {
+    // In the last, partial chunk of the original text (it ends at ...1053000) or in
+    // the new segment's partial tail: skipped, the others still move.
+    let chunks = chunks_to_move(
+        MAPS,
+        MB2,
+        &[anchor("tail", 0x55d1_c104_0000), anchor("hot", 0x55d1_c180_0040), anchor("end", 0x55d1_c1d0_0000)],
+    );
+    assert_eq!(starts(&chunks), [0x55d1_c180_0000]);
+    // Nothing movable: the reason names the anchor.
+    let why = chunks_to_move(MAPS, MB2, &[anchor("tail", 0x55d1_c104_0000)]).err().unwrap_or_default();
+    assert!(why.contains("tail's chunk is not wholly inside its text segment"), "{why}");
+    let why = chunks_to_move(MAPS, MB2, &[anchor("data", 0x55d1_c200_0100)]).err().unwrap_or_default();
+    assert!(why.contains("data: the code is not a private file mapping (rw-p [heap])"), "{why}");
+    let why = chunks_to_move(MAPS, MB2, &[anchor("gone", 0x1000)]).err().unwrap_or_default();
+    assert!(why.contains("gone: the code's mapping is not in /proc/self/maps"), "{why}");
+    assert!(chunks_to_move(MAPS, MB2, &[]).is_err());
 }
 
 #[test]
@@ -140,11 +182,12 @@ fn a_chunk_of_code_moves_onto_a_huge_page_and_still_runs() {
 
 #[test]
 fn the_text_mapping_is_the_file_mapping_holding_the_code() {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_else(|e| panic!("{e}"));
     let here = the_text_mapping_is_the_file_mapping_holding_the_code as fn() as usize;
-    let text = text_mapping(here).unwrap_or_else(|e| panic!("{e}"));
+    let text = text_mapping(&maps, here).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains(&here));
     // Heap memory is not code: refused with the mapping named.
     let heap = Box::new(7u64);
-    let why = text_mapping(&raw const *heap as usize).err().unwrap_or_default();
+    let why = text_mapping(&maps, &raw const *heap as usize).err().unwrap_or_default();
     assert!(why.contains("not a private file mapping (rw-p"), "{why}");
 }

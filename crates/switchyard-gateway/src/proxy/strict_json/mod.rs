@@ -32,6 +32,11 @@ pub struct Probe<'a> {
 
 /// Validates `bytes` as one JSON object and reads its `model` and `stream`; the
 /// error names the problem and where it is.
+///
+/// Kept out of line: every inference request runs it, so its address marks the
+/// request path's hot code for the huge-page mover ([`super::hot_path_anchor`]);
+/// inlined, the only copy at that address would be one no request runs.
+#[inline(never)]
 pub fn probe(bytes: &[u8]) -> Result<Probe<'_>, String> {
     match fast::probe(bytes) {
         Some(probe) => Ok(probe),
