@@ -268,6 +268,29 @@ impl GatewayProcess {
         rss_bytes(self.pid)
     }
 
+    /// The child's RSS once it holds still: read every half second, from `min` on,
+    /// until the last [`SETTLED_SAMPLES`] readings lie within 1 % (at least 128 KB)
+    /// of each other, or `max` has passed. What an idle process returns to after a
+    /// load is not there the moment the load ends: jemalloc gives unused pages back
+    /// over ten seconds, in steps with pauses between them, so a reading taken right
+    /// after a phase depends on how far that has got (`min` waits that out).
+    /// Returns the last reading and how long it waited.
+    pub async fn settled_rss(&self, min: Duration, max: Duration) -> anyhow::Result<(u64, Duration)> {
+        let started = std::time::Instant::now();
+        let mut readings = vec![self.rss()?];
+        loop {
+            let recent = &readings[readings.len().saturating_sub(SETTLED_SAMPLES)..];
+            let (low, high) = (recent.iter().min().copied(), recent.iter().max().copied());
+            let still = recent.len() == SETTLED_SAMPLES
+                && low.zip(high).is_some_and(|(low, high)| high - low <= (high / 100).max(128 << 10));
+            if (still && started.elapsed() >= min) || started.elapsed() >= max {
+                return Ok((readings[readings.len() - 1], started.elapsed()));
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            readings.push(self.rss()?);
+        }
+    }
+
     /// The child's open file descriptors now (sockets, database files, ...).
     pub fn open_fds(&self) -> anyhow::Result<usize> {
         Ok(std::fs::read_dir(format!("/proc/{}/fd", self.pid))?.count())
@@ -320,6 +343,9 @@ impl GatewayProcess {
 pub fn rss_bytes(pid: u32) -> anyhow::Result<u64> {
     Ok(status_field(pid, "VmRSS:")? * 1024)
 }
+
+/// Readings (half a second apart) that must agree for [`GatewayProcess::settled_rss`].
+const SETTLED_SAMPLES: usize = 6;
 
 /// A numeric field of `/proc/PID/status` (`VmRSS:` is in kB, `Threads:` a count).
 fn status_field(pid: u32, field: &str) -> anyhow::Result<u64> {

@@ -248,6 +248,8 @@ impl Cli {
             timeout: Duration::from_secs(10),
             settle: Duration::from_secs(3),
             stream_settle: Duration::from_secs(10),
+            // Past jemalloc's ten-second decay of the previous phase's pages.
+            idle_settle: (Duration::from_secs(11), Duration::from_secs(30)),
             command,
             baseline: self.baseline_bin.as_ref().map(|bin| run::Baseline {
                 bin: bin.clone(),
@@ -263,6 +265,7 @@ impl Cli {
             settings.slow_frames = 11;
             settings.settle = Duration::from_secs(1);
             settings.stream_settle = Duration::from_secs(1);
+            settings.idle_settle = (Duration::ZERO, Duration::from_secs(2));
         }
         if settings.rates.is_empty() || settings.rates.contains(&0) {
             anyhow::bail!("--rates needs at least one positive rate");

@@ -47,8 +47,8 @@ sending the next request as soon as the previous answer is complete.
 (before any request), peak while saturated (sampled every 100 ms), and after load.
 - **Concurrent streams**: N streaming requests at once through the gateway to a \
 second, slow fake upstream (one SSE frame every 100 ms), each on its own client \
-connection, all read to `message_stop`; errors, completion, and RSS before, at peak \
-and after.
+connection, all read to `message_stop`; errors, completion, and RSS before (idle, \
+once it holds still: the earlier phases' pages given back), at peak and after.
 - **Reference relay**: the cheapest possible HTTP/1.1 reverse proxy (hyper, one \
 upstream connection per client connection, bodies streamed untouched; no auth, \
 routing, parsing or log), a separate process like the gateway, measured in every \
@@ -575,7 +575,12 @@ fn streams_table(out: &mut String, r: &Results) {
     let _ = writeln!(out, "| Errors | {} |", x.errors);
     let _ = writeln!(out, "| Most open at once | {} |", x.max_open);
     let _ = writeln!(out, "| Wall time, first request to last end | {:.2} s |", x.elapsed.as_secs_f64());
-    let _ = writeln!(out, "| RSS before | {} MB |", mb(s.rss_before));
+    let _ = writeln!(
+        out,
+        "| RSS before, idle (held still after {:.1} s) | {} MB |",
+        s.idle_settled_after.as_secs_f64(),
+        mb(s.rss_before)
+    );
     let _ = writeln!(
         out,
         "| RSS peak during | {} MB (+{:.1} KB per stream open at once) |",

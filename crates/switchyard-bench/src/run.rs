@@ -73,6 +73,9 @@ pub struct Settings {
     pub settle: Duration,
     /// How long after the last stream ends the streams phase reads RSS.
     pub stream_settle: Duration,
+    /// Shortest and longest wait for the idle gateway's RSS to hold still before
+    /// the streams (the reference the RSS after them is held to).
+    pub idle_settle: (Duration, Duration),
     /// The command line, for the report.
     pub command: String,
     /// An older gateway build to compare against, if any.
@@ -227,8 +230,10 @@ pub struct Memory {
 pub struct StreamsPhase {
     /// Counts and timing.
     pub result: StreamsResult,
-    /// RSS just before.
+    /// RSS just before, idle and settled (see `idle_settled_after`).
     pub rss_before: u64,
+    /// How long the idle gateway took to settle before the streams.
+    pub idle_settled_after: Duration,
     /// Peak RSS while the streams ran.
     pub rss_peak: u64,
     /// RSS after all streams ended and the gateway settled.
@@ -611,7 +616,15 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         + scaling.pool_throughput.warmup_sent;
 
     eprintln!("[bench] {} concurrent streams through the gateway", settings.streams);
-    let rss_before = gw.rss()?;
+    // The reference: the gateway idle, the earlier phases' memory given back as far
+    // as it will be (not a reading that depends on how far that had got).
+    let (rss_before, idle_settled_after) =
+        gw.settled_rss(settings.idle_settle.0, settings.idle_settle.1).await?;
+    eprintln!(
+        "[bench]   idle RSS held still after {:.1} s: {:.1} MB",
+        idle_settled_after.as_secs_f64(),
+        rss_before as f64 / 1e6
+    );
     let fds_before = gw.open_fds().ok();
     let sampler = gw.sample_rss(RSS_EVERY);
     let stream_time = settings.slow_interval * u32::try_from(settings.slow_frames)?;
@@ -654,7 +667,15 @@ pub async fn run(settings: Settings, gateway_bin: &Path, relay_exe: &Path) -> an
         throughput_cpu,
         interference,
         memory: Memory { idle_start, throughput_peak, idle_after_load },
-        streams: StreamsPhase { result, rss_before, rss_peak, rss_after, fds_before, fds_after },
+        streams: StreamsPhase {
+            result,
+            rss_before,
+            idle_settled_after,
+            rss_peak,
+            rss_after,
+            fds_before,
+            fds_after,
+        },
         log,
         flow,
         scaling,
@@ -716,6 +737,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             settle: Duration::from_secs(1),
             stream_settle: Duration::from_secs(1),
+            idle_settle: (Duration::ZERO, Duration::from_secs(1)),
             command: String::new(),
             baseline: None,
         }

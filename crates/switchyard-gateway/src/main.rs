@@ -165,11 +165,14 @@ impl ShutdownSignals {
 
 /// Moves the hot code onto huge pages (switchyard-huge-text): the chunk holding
 /// the request path (a profile-guided build's hot Rust code, gathered by the
-/// linker's sort or by BOLT) and jemalloc's, whose paths run on every request and,
-/// being C, lie after the Rust code where the linker's sort cannot move them (BOLT
-/// moves them in among the Rust code: one chunk then). Runs before the lanes
-/// start, so nothing else is running yet (it would be safe anyway: the bytes stay
-/// the same).
+/// linker's sort, jemalloc's fast paths among it) and the chunk holding jemalloc's
+/// `mallctl`, an entry point of the object with its slow paths (thread-cache
+/// refills and collection), which run on most requests at an agent's pace and,
+/// being C, lie after the Rust code where the linker's sort cannot move them. After
+/// BOLT, which moves all of that into a segment of its own, `mallctl` stays behind
+/// as cold code and the mover leaves its chunk alone. Runs before the lanes start,
+/// so nothing else is running yet (it would be safe anyway: the bytes stay the
+/// same).
 fn move_hot_text(enabled: bool) -> String {
     use switchyard_huge_text::Anchor;
     if !enabled {
@@ -179,8 +182,8 @@ fn move_hot_text(enabled: bool) -> String {
         Anchor { name: "the request path", address: switchyard_gateway::proxy::hot_path_anchor() };
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     let anchors = {
-        let malloc: unsafe extern "C" fn(usize) -> *mut std::ffi::c_void = tikv_jemalloc_sys::malloc;
-        [request_path, Anchor { name: "jemalloc", address: malloc as usize }]
+        let mallctl: unsafe extern "C" fn(_, _, _, _, _) -> _ = tikv_jemalloc_sys::mallctl;
+        [request_path, Anchor { name: "jemalloc", address: mallctl as usize }]
     };
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let anchors = [request_path];

@@ -9,16 +9,19 @@
 //! one huge page each, and moves that memory over the original range in one
 //! `mremap`: the same bytes at the same addresses, now one TLB entry per 2 MB.
 //!
-//! Which chunks: the ones holding the caller's [`Anchor`]s, functions that run on
-//! every request, so that a profile-guided build puts them among the hot code
-//! (the linker's call-graph sort gathers the profile's hot functions at the
-//! start of the text; BOLT rewrites them into a 2 MB-aligned segment of their
-//! own, after a page that holds only the new program headers, which a guess such
-//! as "the text's first chunk" would move instead). A chunk is only moved if it
-//! lies wholly inside the file mapping that holds its anchor, which needs the
-//! segments aligned to the huge page size at link time (`-z max-page-size=0x200000
-//! -z separate-code`, set by the gateway's build script) and a kernel that honours
-//! that alignment when it places the executable (5.10+).
+//! Which chunks: the ones holding the caller's [`Anchor`]s, the first of them a
+//! function every request runs, so that a profile-guided build puts it among the
+//! hot code (the linker's call-graph sort gathers the profile's hot functions at
+//! the start of the text; BOLT rewrites them into a 2 MB-aligned segment of its
+//! own, after a chunk that holds only the new program headers, which a guess such
+//! as "the text's first chunk" would move instead). The other anchors mark hot code
+//! the sort cannot move (jemalloc's C code, linked after the Rust code); they count
+//! only inside the first anchor's code mapping, since code that BOLT left behind in
+//! the original text is code the profile never ran. A chunk is only moved if it
+//! lies wholly inside that mapping, which needs the segments aligned to the huge
+//! page size at link time (`-z max-page-size=0x200000 -z separate-code`, set by the
+//! gateway's build script) and a kernel that honours that alignment when it places
+//! the executable (5.10+).
 //!
 //! What it costs: each moved chunk is 2 MB of resident anonymous memory, replacing
 //! the part of those 2 MB that was resident from the file anyway (the hot part).

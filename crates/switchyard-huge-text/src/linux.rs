@@ -79,35 +79,36 @@ fn parse_maps_line(line: &str) -> Option<(Range<usize>, &str, &str)> {
 
 /// The chunks to move: the `page`-aligned chunk holding each anchor, in the
 /// anchors' order, each once (with every anchor it holds), when it lies wholly
-/// inside the file-backed code mapping holding the anchor. An error, naming why,
-/// when no anchor has such a chunk.
+/// inside the code mapping of the first anchor, the request path. An anchor in
+/// another mapping is skipped: when BOLT moved the hot code into a segment of its
+/// own, what it left in the original text is what the profile never ran. An
+/// error, naming why, when no chunk qualifies.
 fn chunks_to_move(maps: &str, page: usize, anchors: &[Anchor]) -> Result<Vec<MovedChunk>, String> {
+    let Some(first) = anchors.first() else { return Err("no anchors given".to_owned()) };
+    let text = text_mapping(maps, first.address).map_err(|e| format!("{}: {e}", first.name))?;
     let mut chunks: Vec<MovedChunk> = Vec::new();
-    let mut why = "no anchors given".to_owned();
+    let mut why = String::new();
     for anchor in anchors {
         let start = anchor.address & !(page - 1);
         if let Some(chunk) = chunks.iter_mut().find(|c| c.start == start) {
             chunk.anchors.push(anchor.name);
-            continue;
-        }
-        let text = match text_mapping(maps, anchor.address) {
-            Ok(text) => text,
-            Err(e) => {
-                why = format!("{}: {e}", anchor.name);
-                continue;
-            }
-        };
-        if start < text.start || start.checked_add(page).is_none_or(|end| end > text.end) {
+        } else if !text.contains(&anchor.address) {
+            // Not an error: the other segment's code is cold, or not code at all.
+        } else if start < text.start || start.checked_add(page).is_none_or(|end| end > text.end) {
             why = format!(
                 "{}'s chunk is not wholly inside its text segment (link with -z max-page-size=0x200000 -z \
                  separate-code)",
                 anchor.name
             );
-            continue;
+        } else {
+            chunks.push(MovedChunk { start, anchors: vec![anchor.name] });
         }
-        chunks.push(MovedChunk { start, anchors: vec![anchor.name] });
     }
-    if chunks.is_empty() { Err(why) } else { Ok(chunks) }
+    if chunks.is_empty() {
+        Err(if why.is_empty() { format!("{}: no chunk to move", first.name) } else { why })
+    } else {
+        Ok(chunks)
+    }
 }
 
 /// Copies `page` bytes of code at `chunk` into a fresh huge page and moves that

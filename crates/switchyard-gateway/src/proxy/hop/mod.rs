@@ -498,6 +498,48 @@ mod tests {
         assert!(after.is_disjoint(&first), "{after:?} after {first:?}");
     }
 
+    /// After a burst of concurrent requests only the host's warm idle connections
+    /// (the most recently used) wait out the idle timeout: the others close after
+    /// `BURST_IDLE`, the upstream sees them end, and the warm ones are still reused.
+    #[tokio::test]
+    async fn a_bursts_extra_idle_connections_close_soon_and_the_warm_ones_stay() {
+        use super::plain_pool::{BURST_IDLE, WARM_IDLE_PER_HOST};
+        use std::sync::atomic::Ordering::SeqCst;
+        let clock = Arc::new(crate::clock::ManualClock::new(switchyard_types::UnixMillis(0)));
+        let hop = hop_on(clock.clone());
+        let upstream = numbering_upstream_with(false).await;
+        let burst = WARM_IDLE_PER_HOST + 3;
+        // Answers held unread keep their connections busy: each request opens one.
+        let mut held = Vec::new();
+        for _ in 0..burst {
+            let answer = hop.post(upstream.uri.clone(), HeaderMap::new(), Bytes::from_static(b"{}")).await;
+            held.push(answer.unwrap_or_else(|e| panic!("{e}")));
+        }
+        for answer in held {
+            answer.into_body().collect().await.unwrap_or_else(|e| panic!("{e}"));
+        }
+        eventually("the burst's connections going back idle", || hop.plain[0].idle_count() == burst).await;
+        clock.advance(BURST_IDLE / 2);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(hop.plain[0].idle_count(), burst, "none closed before BURST_IDLE");
+        assert_eq!(upstream.ended.load(SeqCst), 0);
+        clock.advance(BURST_IDLE);
+        eventually("the extra ones closing", || hop.plain[0].idle_count() == WARM_IDLE_PER_HOST).await;
+        eventually("the upstream seeing them end", || {
+            upstream.ended.load(SeqCst) == burst - WARM_IDLE_PER_HOST
+        })
+        .await;
+        // The warm ones stay, and are what the next requests use.
+        clock.advance(POOL_IDLE / 2);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(hop.plain[0].idle_count(), WARM_IDLE_PER_HOST);
+        let used = connections_used(hop.clone(), upstream.uri.clone()).await;
+        assert_eq!(used.len(), 1, "{used:?}");
+        let number: usize = used.iter().next().and_then(|n| n.parse().ok()).unwrap_or_default();
+        assert!(number <= burst, "a new connection instead of a warm one: {used:?}");
+        assert_eq!(upstream.ended.load(SeqCst), burst - WARM_IDLE_PER_HOST);
+    }
+
     /// A connection whose answer's body was dropped unread goes back to the pool
     /// once hyper has drained the rest, instead of being lost.
     #[tokio::test]
