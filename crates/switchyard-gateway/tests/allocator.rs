@@ -24,7 +24,13 @@ fn jemalloc_runs_with_the_background_purge_and_the_decay_adr_0010_chose() {
             .unwrap_or_else(|| panic!("jemalloc printed no opt.{name}:\n{stderr}"))
     };
     assert_eq!(option("background_thread"), "true");
-    assert_eq!(option("dirty_decay_ms"), "10000");
+    assert_eq!(option("dirty_decay_ms"), "5000");
     assert_eq!(option("muzzy_decay_ms"), "0");
     assert_eq!(option("tcache_gc_incr_bytes"), "1048576");
+    // No opt line for slab sizes: the compiled-in string is printed whole.
+    let compiled = stderr
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("config.malloc_conf: "))
+        .unwrap_or_else(|| panic!("jemalloc printed no config.malloc_conf:\n{stderr}"));
+    assert!(compiled.contains("slab_sizes:8192-8192:8"), "{compiled}");
 }
