@@ -15,6 +15,11 @@
 # KIND=agent sends a ~50 KB request shaped like a coding agent's
 # (scripts/lib/agent_body.py) instead of the benchmark's ~1 KB chat request.
 #
+# IDLE=SECS switches to the benchmark's pattern (switchyard-bench interleaves its
+# ways in 1 s turns): each proxy in turn gets a 1 s turn of RATE requests, evenly
+# spaced, then nobody sends for SECS seconds (the other ways' turns), so every
+# proxy also idles between its turns, as in the benchmark's CPU-per-request rows.
+#
 # Threads of the same name are summed (a gateway's lanes, SQLite's workers). The
 # first 3 s are warm-up and not counted. Requests are spaced evenly, one at a time
 # (RATE × proxies a second in all), so each comes after a pause: a round sent back
@@ -84,28 +89,53 @@ def faults(pid):
     return int(fields[7]), int(fields[9])
 
 def send(label, conn):
-    conn.request("POST", "/v1/chat/completions", body,
-                 {"content-type": "application/json", "authorization": "Bearer " + key})
-    response = conn.getresponse(); response.read()
+    try:
+        conn.request("POST", "/v1/chat/completions", body,
+                     {"content-type": "application/json", "authorization": "Bearer " + key})
+        response = conn.getresponse(); response.read()
+    except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+        # A keep-alive connection idle past the gateway's header timeout was
+        # closed: open another, as any client's pool does.
+        conn.close()
+        conn.request("POST", "/v1/chat/completions", body,
+                     {"content-type": "application/json", "authorization": "Bearer " + key})
+        response = conn.getresponse(); response.read()
     if response.status != 200:
         sys.exit(f"{label}: status {response.status}")
 
-# One request at a time, evenly spaced, to each proxy in turn: every request comes
-# after a pause, as an agent's do. (Sending a round back to back ran the first of
-# each round cold and the rest warm: ~150 µs between two runs of the same binary.)
+idle = float(os.environ.get("IDLE", "0"))
 start = time.monotonic(); sent = 0; before = None; sent_before = 0
-while time.monotonic() - start < secs:
-    if before is None and time.monotonic() - start >= 3 and sent % len(procs) == 0:
-        before = {label: threads(pid) for label, pid, _ in procs}
-        faults_before = {label: faults(pid) for label, pid, _ in procs}
-        sent_before = sent
-    label, _, conn = procs[sent % len(procs)]
-    send(label, conn); sent += 1
-    pause = start + sent / (rate * len(procs)) - time.monotonic()
-    if pause > 0: time.sleep(pause)
-while sent % len(procs):
-    label, _, conn = procs[sent % len(procs)]
-    send(label, conn); sent += 1
+if idle:
+    # The benchmark's pattern: a 1 s turn per proxy, then `idle` seconds of nothing.
+    while time.monotonic() - start < secs:
+        if before is None and time.monotonic() - start >= 3:
+            before = {label: threads(pid) for label, pid, _ in procs}
+            faults_before = {label: faults(pid) for label, pid, _ in procs}
+            sent_before = sent
+        for label, _, conn in procs:
+            turn = time.monotonic()
+            for i in range(max(1, round(rate))):
+                send(label, conn); sent += 1
+                pause = turn + (i + 1) / rate - time.monotonic()
+                if pause > 0: time.sleep(pause)
+        time.sleep(idle)
+else:
+    # One request at a time, evenly spaced, to each proxy in turn: every request
+    # comes after a pause, as an agent's do. (Sending a round back to back ran the
+    # first of each round cold and the rest warm: ~150 µs between two runs of the
+    # same binary.)
+    while time.monotonic() - start < secs:
+        if before is None and time.monotonic() - start >= 3 and sent % len(procs) == 0:
+            before = {label: threads(pid) for label, pid, _ in procs}
+            faults_before = {label: faults(pid) for label, pid, _ in procs}
+            sent_before = sent
+        label, _, conn = procs[sent % len(procs)]
+        send(label, conn); sent += 1
+        pause = start + sent / (rate * len(procs)) - time.monotonic()
+        if pause > 0: time.sleep(pause)
+    while sent % len(procs):
+        label, _, conn = procs[sent % len(procs)]
+        send(label, conn); sent += 1
 counted = (sent - sent_before) // len(procs)
 after = {label: threads(pid) for label, pid, _ in procs}
 faults_after = {label: faults(pid) for label, pid, _ in procs}
