@@ -89,17 +89,18 @@ def faults(pid):
     return int(fields[7]), int(fields[9])
 
 def send(label, conn):
-    try:
-        conn.request("POST", "/v1/chat/completions", body,
-                     {"content-type": "application/json", "authorization": "Bearer " + key})
-        response = conn.getresponse(); response.read()
-    except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-        # A keep-alive connection idle past the gateway's header timeout was
-        # closed: open another, as any client's pool does.
-        conn.close()
-        conn.request("POST", "/v1/chat/completions", body,
-                     {"content-type": "application/json", "authorization": "Bearer " + key})
-        response = conn.getresponse(); response.read()
+    for retry in (False, True):
+        try:
+            conn.request("POST", "/v1/chat/completions", body,
+                         {"content-type": "application/json", "authorization": "Bearer " + key})
+            response = conn.getresponse(); response.read()
+            break
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # A keep-alive connection idle past the gateway's header timeout was
+            # closed: open another once, as any client's pool does.
+            if retry:
+                raise
+            conn.close()
     if response.status != 200:
         sys.exit(f"{label}: status {response.status}")
 
