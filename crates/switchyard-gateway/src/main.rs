@@ -227,6 +227,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.connections.max_connections =
         args.max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
 
+    config.thread_memory = thread_memory();
+
     let signals = ShutdownSignals::register()?;
     let gateway = Gateway::start(config).await?;
     eprintln!("Switchyard gateway listening on {}", gateway.base_url());
@@ -333,11 +335,35 @@ async fn setup(args: SetupArgs) -> anyhow::Result<()> {
 
 /// jemalloc on Linux: glibc keeps what a burst freed in its per-thread arenas (a
 /// burst of 5,000 streams left the gateway at twice its idle RSS for good), while
-/// jemalloc's background thread purges pages unused for ten seconds (the decay is set in
+/// jemalloc's background thread purges pages unused for five seconds (the decay is set in
 /// `.cargo/config.toml`). Measured in docs/benchmarks.md ("Memory back after bursts").
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's per-thread controls, for the lanes to hand a thread's cache back
+/// after a burst (`conn::lane_memory`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+struct JemallocThreads;
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+impl switchyard_gateway::conn::lane_memory::ThreadMemory for JemallocThreads {
+    fn allocated(&self) -> u64 {
+        switchyard_allocator::thread_allocated().unwrap_or(0)
+    }
+
+    fn release(&self) {
+        switchyard_allocator::flush_thread_cache();
+    }
+}
+
+/// The allocator's controls for the lanes: jemalloc's where it is the allocator.
+fn thread_memory() -> Option<std::sync::Arc<dyn switchyard_gateway::conn::lane_memory::ThreadMemory>> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    return Some(std::sync::Arc::new(JemallocThreads));
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
 
 /// One thread for the runtime `main` starts: client connections run on the lanes
 /// (`conn::lanes`), one per core, so what is left here is the accept loop and the

@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::{Clock, GatewayClock, SystemClock};
 use crate::config::ConfigFile;
 use crate::conn::ConnectionOptions;
-use crate::conn::lanes::Lanes;
+use crate::conn::lane_memory::ThreadMemory;
+use crate::conn::lanes::{Lanes, TrimAfterBursts};
 use crate::control::Control;
 use crate::management::ManagementService;
 use crate::oauth::TokenRefresher;
@@ -85,6 +86,11 @@ pub struct GatewayConfig {
     /// Team mode: the shared Postgres (`--database-url`); `None` keeps the
     /// embedded SQLite file in the data directory.
     pub database_url: Option<String>,
+    /// The allocator's per-thread controls, with which each connection lane hands
+    /// its thread cache back after a burst (`conn::lane_memory`). The headless
+    /// binary passes jemalloc's; `None` (an allocator without thread caches to
+    /// hand back): no hook.
+    pub thread_memory: Option<Arc<dyn ThreadMemory>>,
 }
 
 impl GatewayConfig {
@@ -107,6 +113,7 @@ impl GatewayConfig {
             sleeper: None,
             ui_dir: None,
             database_url: None,
+            thread_memory: None,
         }
     }
 }
@@ -168,7 +175,11 @@ impl Gateway {
         let (token, mut token_source) = management_token(&config.data_dir, config.management_token.clone())?;
         let team = (store.backend() == Backend::Postgres).then(Team::new);
 
-        let lanes = Lanes::start(config.connections.lanes)?;
+        let trim = config
+            .thread_memory
+            .clone()
+            .map(|memory| TrimAfterBursts { memory, clock: config.clock.clone() });
+        let lanes = Lanes::start(config.connections.lanes, trim.as_ref())?;
         let hop = HopClient::new(&config.proxy, lanes.count(), config.clock.clone())
             .context("building the proxy hop's HTTP client")?;
         let http = side_call_client(config.proxy.connect_timeout, &config.proxy.extra_tls_roots)?

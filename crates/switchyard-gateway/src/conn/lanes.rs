@@ -12,6 +12,9 @@
 //! upstream connection is driven by the thread that uses it. Across lanes the load
 //! is spread by connection: a new connection goes to the lane with the fewest open.
 //!
+//! After a burst a lane hands its allocator's thread cache back ([`super::lane_memory`],
+//! when the process passes its allocator's controls).
+//!
 //! Failure behaviour: a lane's thread only ends when its [`Lanes`] is dropped; what
 //! is still running on it then (idle upstream connections, connections a stopped
 //! gateway gave up on) is dropped with its runtime. A lane that cannot start (no
@@ -28,6 +31,9 @@ use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::lane_memory::{LaneMemory, ThreadMemory};
+use crate::clock::GatewayClock;
+
 thread_local! {
     static LANE: Cell<Option<usize>> = const { Cell::new(None) };
 }
@@ -43,6 +49,14 @@ pub fn default_count() -> usize {
     std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
 }
 
+/// What the lanes need to hand their thread caches back after bursts.
+#[derive(Clone)]
+pub struct TrimAfterBursts {
+    pub memory: Arc<dyn ThreadMemory>,
+    /// The gateway's clock (the quiet wait runs on it).
+    pub clock: Arc<dyn GatewayClock>,
+}
+
 /// The running lanes; they stop when this is dropped.
 pub struct Lanes {
     lanes: Vec<Lane>,
@@ -56,8 +70,9 @@ struct Lane {
 }
 
 impl Lanes {
-    /// Starts `count` lanes (at least one), each on a thread of its own.
-    pub fn start(count: usize) -> anyhow::Result<Arc<Lanes>> {
+    /// Starts `count` lanes (at least one), each on a thread of its own; with
+    /// `trim`, each hands its thread cache back after a burst.
+    pub fn start(count: usize, trim: Option<&TrimAfterBursts>) -> anyhow::Result<Arc<Lanes>> {
         anyhow::ensure!(count >= 1, "the gateway needs at least one connection lane");
         // Built up in place: if a later lane cannot start, dropping this stops the
         // ones already running.
@@ -71,8 +86,15 @@ impl Lanes {
             // spawned) would panic. The thread hands back its handle.
             let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
             let (stop, dispatch) = (started.stop.clone(), dispatch.clone());
+            let trim = trim.map(|trim| (LaneMemory::new(trim.memory.clone()), trim.clock.clone()));
             std::thread::Builder::new().name(format!("switchyard-lane-{index}")).spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                let mut builder = tokio::runtime::Builder::new_current_thread();
+                builder.enable_all();
+                if let Some((memory, _)) = &trim {
+                    let memory = memory.clone();
+                    builder.on_thread_park(move || memory.on_park());
+                }
+                let runtime = match builder.build() {
                     Ok(runtime) => runtime,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -82,6 +104,9 @@ impl Lanes {
                 let _ = ready_tx.send(Ok(runtime.handle().clone()));
                 LANE.set(Some(index));
                 let _events = tracing::dispatcher::set_default(&dispatch);
+                if let Some((memory, clock)) = trim {
+                    runtime.spawn(memory.trim(clock));
+                }
                 runtime.block_on(stop.cancelled());
                 // Dropping the runtime here, off any async context, cancels what
                 // is left on it.
@@ -164,7 +189,7 @@ mod tests {
 
     #[tokio::test]
     async fn connections_spread_over_the_lanes_and_run_on_the_lanes_threads() {
-        let lanes = Lanes::start(2).unwrap_or_else(|e| panic!("{e}"));
+        let lanes = Lanes::start(2, None).unwrap_or_else(|e| panic!("{e}"));
         let mut set = JoinSet::new();
         let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
         let hold = CancellationToken::new();
@@ -205,6 +230,6 @@ mod tests {
 
     #[test]
     fn zero_lanes_are_refused() {
-        assert!(Lanes::start(0).is_err());
+        assert!(Lanes::start(0, None).is_err());
     }
 }

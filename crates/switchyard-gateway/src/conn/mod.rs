@@ -17,6 +17,7 @@ pub mod after_write;
 mod body;
 mod connection;
 mod fd_limit;
+pub mod lane_memory;
 pub mod lanes;
 mod linger;
 mod slots;
@@ -209,7 +210,7 @@ mod tests {
         let options = |max| ConnectionOptions { max_connections: max, ..ConnectionOptions::default() };
         let listen = || async { TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}")) };
         let stop = CancellationToken::new();
-        let lanes = Lanes::start(1).unwrap_or_else(|e| panic!("{e}"));
+        let lanes = Lanes::start(1, None).unwrap_or_else(|e| panic!("{e}"));
         let spawn = |listener, options: &ConnectionOptions| {
             spawn(
                 listener,

@@ -431,7 +431,7 @@ mod tests {
     #[tokio::test]
     async fn each_lane_keeps_its_own_upstream_connections() {
         let uri = numbering_upstream().await;
-        let lanes = Lanes::start(2).unwrap_or_else(|e| panic!("{e}"));
+        let lanes = Lanes::start(2, None).unwrap_or_else(|e| panic!("{e}"));
         let hop = HopClient::new(&direct_options(), lanes.count(), Arc::new(SystemClock))
             .unwrap_or_else(|e| panic!("{e}"));
         let (used_tx, mut used_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -1,0 +1,35 @@
+//! The two controls against jemalloc as this test binary's global allocator, as in
+//! the gateway's binary.
+
+#![cfg(all(target_os = "linux", target_env = "gnu"))]
+
+use switchyard_allocator::{flush_thread_cache, thread_allocated};
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[test]
+fn a_thread_s_count_grows_by_what_it_allocates_and_other_threads_do_not_move_it() {
+    let before = thread_allocated().unwrap_or_else(|| panic!("jemalloc gave no counter"));
+    let kept: Vec<Vec<u8>> = (0..64).map(|_| vec![1u8; 4096]).collect();
+    let after = thread_allocated().unwrap_or_default();
+    assert!(after - before >= 64 * 4096, "{before} -> {after}");
+
+    // Another thread's allocations are its own count.
+    let mine = thread_allocated().unwrap_or_default();
+    std::thread::spawn(|| drop(vec![0u8; 1 << 20])).join().unwrap_or_else(|_| panic!("thread"));
+    assert!(thread_allocated().unwrap_or_default() - mine < 1 << 20);
+    drop(kept);
+}
+
+#[test]
+fn the_thread_cache_is_flushed_and_allocation_goes_on_after() {
+    // Regions freed by this thread go to its cache first; flushing hands them back.
+    let freed: Vec<Box<[u8; 512]>> = (0..100).map(|_| Box::new([0u8; 512])).collect();
+    drop(freed);
+    assert!(flush_thread_cache());
+    // The cache refills from the arenas on the next allocations.
+    let again: Vec<Box<[u8; 512]>> = (0..100).map(|_| Box::new([7u8; 512])).collect();
+    assert!(again.iter().all(|b| b[511] == 7));
+    assert!(flush_thread_cache(), "a second flush of a cache in use works too");
+}

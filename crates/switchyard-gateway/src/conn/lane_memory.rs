@@ -1,0 +1,198 @@
+//! A lane hands its allocator's thread cache back once a burst of work on it has
+//! passed.
+//!
+//! Why: jemalloc keeps a cache of freed regions per thread and trims it only as the
+//! thread goes on allocating. After a burst (5,000 streams ending within seconds)
+//! a lane goes idle holding what its cache had at the end, ~1.6 MB over the
+//! gateway's threads, and each slab one of those regions lies in stays resident
+//! however empty the rest of it is: RSS 10 s after the burst stayed 5.4 MB over the
+//! idle gateway's, against 3.7 MB with the caches off (docs/benchmarks.md, the
+//! twenty-sixth session; ADR 0010, decision 5).
+//!
+//! How, with no timer at an agent's pace: the lane's runtime calls
+//! [`LaneMemory::on_park`] each time it is about to sleep, which compares the
+//! thread's allocation count with the count at its last flush (two loads). Once
+//! [`BURST_BYTES`] more were allocated it wakes the lane's [`LaneMemory::trim`]
+//! task, which waits for a [`QUIET`] stretch in which the lane allocated less than
+//! [`QUIET_BYTES`], and then flushes the cache. At ten requests a second (~50 KB
+//! each) that is one flush a minute or so, whose cost the next requests' cache
+//! refills repay in microseconds; under steady load the task wakes once per
+//! [`QUIET`] and finds the lane busy.
+//!
+//! The allocator is behind [`ThreadMemory`]: the headless binary passes jemalloc's
+//! controls (`switchyard-allocator`); an embedding whose allocator has no such
+//! cache passes none and its lanes run without the hook.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use crate::clock::GatewayClock;
+
+/// Allocated since the last flush, the lane's work counts as a burst to trim after.
+pub const BURST_BYTES: u64 = 32 << 20;
+/// How long a lane must stay (nearly) idle before its cache is flushed.
+pub const QUIET: Duration = Duration::from_secs(1);
+/// Allocated within [`QUIET`], the lane is still busy: a stream or two finishing is
+/// not, twenty requests a second of ~50 KB are.
+pub const QUIET_BYTES: u64 = 1 << 20;
+
+/// The allocator's per-thread state, as far as a lane needs it.
+pub trait ThreadMemory: Send + Sync + 'static {
+    /// Bytes the calling thread has allocated so far (never decreases).
+    fn allocated(&self) -> u64;
+    /// Hands the calling thread's cache of freed memory back to the allocator.
+    fn release(&self);
+}
+
+/// One lane's bookkeeping: shared by its park hook and its trim task, both of
+/// which run on the lane's thread (so the counts read are the lane's own).
+pub struct LaneMemory {
+    memory: Arc<dyn ThreadMemory>,
+    /// The thread's allocation count at the last flush (0 at start).
+    flushed_at: AtomicU64,
+    /// The trim task was woken and has not flushed yet.
+    armed: AtomicBool,
+    wake: Notify,
+}
+
+impl LaneMemory {
+    pub fn new(memory: Arc<dyn ThreadMemory>) -> Arc<LaneMemory> {
+        Arc::new(LaneMemory {
+            memory,
+            flushed_at: AtomicU64::new(0),
+            armed: AtomicBool::new(false),
+            wake: Notify::new(),
+        })
+    }
+
+    /// Called by the lane's runtime before it parks: wakes the trim task once the
+    /// lane allocated [`BURST_BYTES`] since the last flush.
+    pub fn on_park(&self) {
+        if self.armed.load(Ordering::Relaxed) {
+            return;
+        }
+        let since = self.memory.allocated().saturating_sub(self.flushed_at.load(Ordering::Relaxed));
+        if since >= BURST_BYTES {
+            self.armed.store(true, Ordering::Relaxed);
+            self.wake.notify_one();
+        }
+    }
+
+    /// The lane's trim task: after each burst, once the lane is quiet, flushes.
+    /// Runs until the lane's runtime is dropped.
+    pub async fn trim(self: Arc<Self>, clock: Arc<dyn GatewayClock>) {
+        loop {
+            self.wake.notified().await;
+            loop {
+                let before = self.memory.allocated();
+                clock.sleep(QUIET).await;
+                if self.memory.allocated().saturating_sub(before) < QUIET_BYTES {
+                    break;
+                }
+            }
+            self.memory.release();
+            self.flushed_at.store(self.memory.allocated(), Ordering::Relaxed);
+            self.armed.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use switchyard_resilience::clock::ManualClock;
+    use switchyard_types::UnixMillis;
+    use tokio::sync::mpsc;
+    use tokio::task::JoinSet;
+
+    use super::*;
+    use crate::conn::lanes::{Lanes, TrimAfterBursts};
+
+    /// An allocator whose count the test sets; each release reports the thread it
+    /// ran on and the count then.
+    struct FakeMemory {
+        allocated: AtomicU64,
+        reads: AtomicUsize,
+        released: mpsc::UnboundedSender<(Option<String>, u64)>,
+    }
+
+    impl ThreadMemory for FakeMemory {
+        fn allocated(&self) -> u64 {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.allocated.load(Ordering::SeqCst)
+        }
+
+        fn release(&self) {
+            let thread = std::thread::current().name().map(str::to_owned);
+            let _ = self.released.send((thread, self.allocated.load(Ordering::SeqCst)));
+        }
+    }
+
+    /// Polls `done` until it holds (the lane runs on its own thread).
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        for _ in 0..500 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{what} did not happen");
+    }
+
+    #[tokio::test]
+    async fn after_a_burst_a_lane_flushes_its_cache_once_it_is_quiet_and_not_before() {
+        let clock = Arc::new(ManualClock::new(UnixMillis(1_700_000_000_000)));
+        let (released, mut releases) = mpsc::unbounded_channel();
+        let memory =
+            Arc::new(FakeMemory { allocated: AtomicU64::new(0), reads: AtomicUsize::new(0), released });
+        let trim = TrimAfterBursts { memory: memory.clone(), clock: clock.clone() };
+        let lanes = Lanes::start(1, Some(&trim)).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = JoinSet::new();
+        // Runs a task on the lane and waits until the lane parked after it (its park
+        // hook read the count).
+        let poke = async |set: &mut JoinSet<()>| {
+            let reads = memory.reads.load(Ordering::SeqCst);
+            lanes.spawn(set, async {});
+            let _ = set.join_next().await;
+            eventually("the lane parking", || memory.reads.load(Ordering::SeqCst) > reads).await;
+        };
+
+        // Short of a burst: no wait is armed.
+        memory.allocated.store(BURST_BYTES - 1, Ordering::SeqCst);
+        poke(&mut set).await;
+        assert_eq!(clock.pending_timers(), 0);
+
+        // A burst's worth: the lane waits for a quiet second.
+        memory.allocated.store(BURST_BYTES, Ordering::SeqCst);
+        poke(&mut set).await;
+        eventually("the quiet wait", || clock.pending_timers() == 1).await;
+        assert_eq!(clock.pending_in(), [QUIET]);
+
+        // Still busy through that second: it waits another.
+        memory.allocated.fetch_add(QUIET_BYTES, Ordering::SeqCst);
+        clock.advance(QUIET);
+        eventually("the next quiet wait", || clock.pending_timers() == 1).await;
+        assert!(releases.try_recv().is_err(), "flushed while the lane was busy");
+
+        // Quiet: the cache is handed back, on the lane's own thread.
+        memory.allocated.fetch_add(QUIET_BYTES - 1, Ordering::SeqCst);
+        clock.advance(QUIET);
+        let flushed = tokio::time::timeout(Duration::from_secs(5), releases.recv()).await;
+        let (thread, at) = flushed.ok().flatten().unwrap_or_else(|| panic!("no flush"));
+        assert_eq!(thread.as_deref(), Some("switchyard-lane-0"));
+        assert_eq!(at, BURST_BYTES + 2 * QUIET_BYTES - 1);
+        eventually("the trim task going back to waiting", || clock.pending_timers() == 0).await;
+
+        // The next burst counts from the flush.
+        memory.allocated.fetch_add(BURST_BYTES - 1, Ordering::SeqCst);
+        poke(&mut set).await;
+        assert_eq!(clock.pending_timers(), 0, "armed before a whole burst since the flush");
+        memory.allocated.fetch_add(1, Ordering::SeqCst);
+        poke(&mut set).await;
+        eventually("the quiet wait after the second burst", || clock.pending_timers() == 1).await;
+    }
+}
