@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use switchyard_gateway::claude_import;
+use switchyard_gateway::clock::SystemClock;
 use switchyard_gateway::config::ConfigFile;
+use switchyard_gateway::conn::lane_memory;
 use switchyard_gateway::management::ConnectionUpsert;
 use switchyard_gateway::server::{DEFAULT_LISTEN, MANAGEMENT_TOKEN_FILE};
 use switchyard_gateway::{Gateway, GatewayConfig, TokenSource};
@@ -347,7 +349,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 struct JemallocThreads;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-impl switchyard_gateway::conn::lane_memory::ThreadMemory for JemallocThreads {
+impl lane_memory::ThreadMemory for JemallocThreads {
     fn allocated(&self) -> u64 {
         switchyard_allocator::thread_allocated().unwrap_or(0)
     }
@@ -358,7 +360,7 @@ impl switchyard_gateway::conn::lane_memory::ThreadMemory for JemallocThreads {
 }
 
 /// The allocator's controls for the lanes: jemalloc's where it is the allocator.
-fn thread_memory() -> Option<std::sync::Arc<dyn switchyard_gateway::conn::lane_memory::ThreadMemory>> {
+fn thread_memory() -> Option<std::sync::Arc<dyn lane_memory::ThreadMemory>> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     return Some(std::sync::Arc::new(JemallocThreads));
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -368,9 +370,22 @@ fn thread_memory() -> Option<std::sync::Arc<dyn switchyard_gateway::conn::lane_m
 /// One thread for the runtime `main` starts: client connections run on the lanes
 /// (`conn::lanes`), one per core, so what is left here is the accept loop and the
 /// background writers. A second worker would only cost a thread, its allocator
-/// arena (~0.5 MB of idle RSS with two) and the wake-ups work stealing adds.
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> anyhow::Result<()> {
+/// arena (~0.5 MB of idle RSS with two) and the wake-ups work stealing adds. The
+/// accept loop allocates each new connection's task and socket state here, so this
+/// thread, like the lanes, hands its allocator cache back after a burst.
+fn main() -> anyhow::Result<()> {
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_all();
+    let trim = thread_memory()
+        .map(|memory| lane_memory::trim_after_bursts(&mut builder, memory, std::sync::Arc::new(SystemClock)));
+    let runtime = builder.build().context("starting the async runtime")?;
+    if let Some(trim) = trim {
+        runtime.spawn(trim);
+    }
+    runtime.block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SWITCHYARD_LOG")

@@ -9,12 +9,14 @@
 //! idle gateway's, against 3.7 MB with the caches off (docs/benchmarks.md, the
 //! twenty-sixth session; ADR 0010, decision 5).
 //!
-//! How, with no timer at an agent's pace: the lane's runtime calls
-//! [`LaneMemory::on_park`] each time it is about to sleep, which compares the
-//! thread's allocation count with the count at its last flush (two loads). Once
-//! [`BURST_BYTES`] more were allocated it wakes the lane's [`LaneMemory::trim`]
-//! task, which waits for a [`QUIET`] stretch in which the lane allocated less than
-//! [`QUIET_BYTES`], and then flushes the cache. At ten requests a second (~50 KB
+//! How, with no timer at an agent's pace: the lane's runtime calls a park hook
+//! each time it is about to sleep, which compares the thread's allocation count
+//! with the count at its last flush (two loads). Once [`BURST_BYTES`] more were
+//! allocated it wakes a task on the lane, which waits for a [`QUIET`] stretch in
+//! which the lane allocated less than [`QUIET_BYTES`], and then flushes the cache
+//! ([`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes',
+//! and the headless binary's main one, where the accept loop allocates each new
+//! connection's task). At ten requests a second (~50 KB
 //! each) that is one flush a minute or so, whose cost the next requests' cache
 //! refills repay in microseconds; under steady load the task wakes once per
 //! [`QUIET`] and finds the lane busy.
@@ -23,6 +25,7 @@
 //! controls (`switchyard-allocator`); an embedding whose allocator has no such
 //! cache passes none and its lanes run without the hook.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -47,9 +50,9 @@ pub trait ThreadMemory: Send + Sync + 'static {
     fn release(&self);
 }
 
-/// One lane's bookkeeping: shared by its park hook and its trim task, both of
-/// which run on the lane's thread (so the counts read are the lane's own).
-pub struct LaneMemory {
+/// One runtime thread's bookkeeping: shared by its park hook and its trim task,
+/// both of which run on that thread (so the counts read are its own).
+struct LaneMemory {
     memory: Arc<dyn ThreadMemory>,
     /// The thread's allocation count at the last flush (0 at start).
     flushed_at: AtomicU64,
@@ -58,8 +61,21 @@ pub struct LaneMemory {
     wake: Notify,
 }
 
+/// Sets `builder`'s park hook for a single-threaded runtime; the returned task,
+/// spawned on that runtime, does the flushing.
+pub fn trim_after_bursts(
+    builder: &mut tokio::runtime::Builder,
+    memory: Arc<dyn ThreadMemory>,
+    clock: Arc<dyn GatewayClock>,
+) -> impl Future<Output = ()> + Send + 'static {
+    let lane = LaneMemory::new(memory);
+    let on_park = lane.clone();
+    builder.on_thread_park(move || on_park.on_park());
+    lane.trim(clock)
+}
+
 impl LaneMemory {
-    pub fn new(memory: Arc<dyn ThreadMemory>) -> Arc<LaneMemory> {
+    fn new(memory: Arc<dyn ThreadMemory>) -> Arc<LaneMemory> {
         Arc::new(LaneMemory {
             memory,
             flushed_at: AtomicU64::new(0),
@@ -70,7 +86,7 @@ impl LaneMemory {
 
     /// Called by the lane's runtime before it parks: wakes the trim task once the
     /// lane allocated [`BURST_BYTES`] since the last flush.
-    pub fn on_park(&self) {
+    fn on_park(&self) {
         if self.armed.load(Ordering::Relaxed) {
             return;
         }
@@ -83,7 +99,7 @@ impl LaneMemory {
 
     /// The lane's trim task: after each burst, once the lane is quiet, flushes.
     /// Runs until the lane's runtime is dropped.
-    pub async fn trim(self: Arc<Self>, clock: Arc<dyn GatewayClock>) {
+    async fn trim(self: Arc<Self>, clock: Arc<dyn GatewayClock>) {
         loop {
             self.wake.notified().await;
             loop {

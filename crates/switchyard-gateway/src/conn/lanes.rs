@@ -31,7 +31,7 @@ use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::lane_memory::{LaneMemory, ThreadMemory};
+use super::lane_memory::{ThreadMemory, trim_after_bursts};
 use crate::clock::GatewayClock;
 
 thread_local! {
@@ -86,14 +86,11 @@ impl Lanes {
             // spawned) would panic. The thread hands back its handle.
             let (ready_tx, ready) = std::sync::mpsc::sync_channel(1);
             let (stop, dispatch) = (started.stop.clone(), dispatch.clone());
-            let trim = trim.map(|trim| (LaneMemory::new(trim.memory.clone()), trim.clock.clone()));
+            let trim = trim.cloned();
             std::thread::Builder::new().name(format!("switchyard-lane-{index}")).spawn(move || {
                 let mut builder = tokio::runtime::Builder::new_current_thread();
                 builder.enable_all();
-                if let Some((memory, _)) = &trim {
-                    let memory = memory.clone();
-                    builder.on_thread_park(move || memory.on_park());
-                }
+                let trim = trim.map(|trim| trim_after_bursts(&mut builder, trim.memory, trim.clock));
                 let runtime = match builder.build() {
                     Ok(runtime) => runtime,
                     Err(e) => {
@@ -104,8 +101,8 @@ impl Lanes {
                 let _ = ready_tx.send(Ok(runtime.handle().clone()));
                 LANE.set(Some(index));
                 let _events = tracing::dispatcher::set_default(&dispatch);
-                if let Some((memory, clock)) = trim {
-                    runtime.spawn(memory.trim(clock));
+                if let Some(trim) = trim {
+                    runtime.spawn(trim);
                 }
                 runtime.block_on(stop.cancelled());
                 // Dropping the runtime here, off any async context, cancels what
