@@ -355,7 +355,11 @@ impl lane_memory::ThreadMemory for JemallocThreads {
     }
 
     fn release(&self) {
+        // The cache's regions back into their slabs, then the pages of slabs left
+        // empty back to the system at once rather than over the decay's five
+        // seconds: after a burst they are garbage.
         switchyard_allocator::flush_thread_cache();
+        switchyard_allocator::purge_thread_arena();
     }
 }
 

@@ -3,23 +3,22 @@
 //!
 //! Why: jemalloc keeps a cache of freed regions per thread and trims it only as the
 //! thread goes on allocating. After a burst (5,000 streams ending within seconds)
-//! a lane goes idle holding what its cache had at the end, ~1.6 MB over the
-//! gateway's threads, and each slab one of those regions lies in stays resident
-//! however empty the rest of it is: RSS 10 s after the burst stayed 5.4 MB over the
-//! idle gateway's, against 3.7 MB with the caches off (docs/benchmarks.md, the
-//! twenty-sixth session; ADR 0010, decision 5).
+//! a lane goes idle holding what its cache had at the end, and each slab one of
+//! those regions lies in stays resident however empty the rest of it is: RSS 10 s
+//! after the burst stayed 5.4 MB over the idle gateway's, against 3.7 MB with the
+//! caches off (docs/benchmarks.md, the twenty-sixth session; ADR 0010, decision 5).
 //!
-//! How, with no timer at an agent's pace: the lane's runtime calls a park hook
+//! How, with no timer at an agent's pace: the thread's runtime calls a park hook
 //! each time it is about to sleep, which compares the thread's allocation count
 //! with the count at its last flush (two loads). Once [`BURST_BYTES`] more were
-//! allocated it wakes a task on the lane, which waits for a [`QUIET`] stretch in
-//! which the lane allocated less than [`QUIET_BYTES`], and then flushes the cache
+//! allocated it wakes a task on that thread, which waits for a [`QUIET`] stretch in
+//! which the thread allocated less than [`QUIET_BYTES`], and then flushes the cache
 //! ([`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes',
 //! and the headless binary's main one, where the accept loop allocates each new
-//! connection's task). At ten requests a second (~50 KB
-//! each) that is one flush a minute or so, whose cost the next requests' cache
-//! refills repay in microseconds; under steady load the task wakes once per
-//! [`QUIET`] and finds the lane busy.
+//! connection's task). At ten requests a second over two lanes (~50 KB each) that
+//! is a flush every half minute or so per lane, repaid by the next requests' cache
+//! refills in microseconds; under steady load the task wakes once per [`QUIET`]
+//! and finds the thread busy.
 //!
 //! The allocator is behind [`ThreadMemory`]: the headless binary passes jemalloc's
 //! controls (`switchyard-allocator`); an embedding whose allocator has no such
@@ -34,12 +33,18 @@ use tokio::sync::Notify;
 
 use crate::clock::GatewayClock;
 
-/// Allocated since the last flush, the lane's work counts as a burst to trim after.
-pub const BURST_BYTES: u64 = 32 << 20;
-/// How long a lane must stay (nearly) idle before its cache is flushed.
-pub const QUIET: Duration = Duration::from_secs(1);
-/// Allocated within [`QUIET`], the lane is still busy: a stream or two finishing is
-/// not, twenty requests a second of ~50 KB are.
+/// Allocated since the last flush, the thread's work counts as a burst to trim
+/// after. Low enough that the main thread's share of a 5,000-stream burst (the
+/// accept loop's allocations) reaches it.
+pub const BURST_BYTES: u64 = 8 << 20;
+/// How long a thread must stay (nearly) idle before its cache is flushed: longer
+/// than the 2 s after which the upstream pool closes the idle connections a burst
+/// left (`proxy::hop::plain_pool`), whose buffers would otherwise land in the cache
+/// just emptied.
+pub const QUIET: Duration = Duration::from_millis(2_500);
+const _: () = assert!(QUIET.as_millis() > crate::proxy::hop::POOL_BURST_IDLE.as_millis());
+/// Allocated within [`QUIET`], the thread is still busy: a stream or two finishing
+/// is not, twenty requests a second of ~50 KB on one lane are.
 pub const QUIET_BYTES: u64 = 1 << 20;
 
 /// The allocator's per-thread state, as far as a lane needs it.

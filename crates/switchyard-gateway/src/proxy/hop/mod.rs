@@ -45,6 +45,10 @@ use crate::state::ProxyOptions;
 
 mod plain_pool;
 
+/// How soon the idle upstream connections a burst left close (`conn::lane_memory`
+/// waits longer before it flushes a lane's cache).
+pub(crate) use plain_pool::BURST_IDLE as POOL_BURST_IDLE;
+
 use plain_pool::PlainPool;
 pub use plain_pool::{ConnectFailed, PooledBody};
 

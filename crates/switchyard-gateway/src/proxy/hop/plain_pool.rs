@@ -50,7 +50,7 @@ use crate::clock::GatewayClock;
 /// pool's whole idle timeout: a few agents' requests at once.
 pub(super) const WARM_IDLE_PER_HOST: usize = 4;
 /// How long the other idle connections of a host stay.
-pub(super) const BURST_IDLE: Duration = Duration::from_secs(2);
+pub(crate) const BURST_IDLE: Duration = Duration::from_secs(2);
 
 type Sender = http1::SendRequest<Full<Bytes>>;
 
