@@ -7,8 +7,7 @@
 //! held when the burst ended, and every slab one of those regions lies in stays
 //! resident, mostly empty: after 5,000 streams that was most of what RSS kept over
 //! the idle gateway. The lanes read [`thread_allocated`] to see a burst pass and
-//! call [`flush_thread_cache`] and [`purge_thread_arena`] once it has
-//! (`conn::lane_memory` in the gateway).
+//! call [`flush_thread_cache`] once it has (`conn::lane_memory` in the gateway).
 //!
 //! Both calls work on jemalloc's own state; linked into a process whose global
 //! allocator is another, they see a thread that allocated nothing and flush an
@@ -27,17 +26,9 @@ pub fn flush_thread_cache() -> bool {
     imp::flush_thread_cache()
 }
 
-/// Returns the unused pages of the calling thread's arena to the system now,
-/// instead of over the next five seconds of decay (ADR 0010): after a burst's
-/// regions went back through [`flush_thread_cache`] they are garbage. `false`
-/// without jemalloc.
-pub fn purge_thread_arena() -> bool {
-    imp::purge_thread_arena()
-}
-
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod imp {
-    use std::ffi::{CStr, CString};
+    use std::ffi::CStr;
 
     use tikv_jemalloc_ctl::thread::{ThreadLocal, allocatedp};
 
@@ -55,21 +46,11 @@ mod imp {
         command(c"thread.tcache.flush")
     }
 
-    pub(super) fn purge_thread_arena() -> bool {
-        // SAFETY: `thread.arena` is an `unsigned` (jemalloc's manual), read into
-        // a u32, which every bit pattern is.
-        #[allow(unsafe_code)]
-        let arena = unsafe { tikv_jemalloc_ctl::raw::read::<u32>(b"thread.arena\0") };
-        let Ok(arena) = arena else { return false };
-        CString::new(format!("arena.{arena}.purge")).is_ok_and(|name| command(&name))
-    }
-
-    /// Runs a mallctl command that takes no value (`thread.tcache.flush`,
-    /// `arena.<i>.purge`).
+    /// Runs a mallctl command that takes no value.
     fn command(name: &CStr) -> bool {
-        // SAFETY: `name` is NUL-terminated, and these commands neither read nor
-        // write a value: jemalloc requires exactly null old/new pointers and a
-        // zero new length for them, which is what this passes. jemalloc is linked
+        // SAFETY: `name` is NUL-terminated, and such a command neither reads nor
+        // writes a value: jemalloc requires exactly null old/new pointers and a
+        // zero new length for it, which is what this passes. jemalloc is linked
         // by tikv-jemalloc-sys whether or not it is the global allocator, and
         // initialises itself on a first call.
         #[allow(unsafe_code)]
@@ -93,10 +74,6 @@ mod imp {
     }
 
     pub(super) fn flush_thread_cache() -> bool {
-        false
-    }
-
-    pub(super) fn purge_thread_arena() -> bool {
         false
     }
 }

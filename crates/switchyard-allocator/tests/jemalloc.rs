@@ -3,7 +3,7 @@
 
 #![cfg(all(target_os = "linux", target_env = "gnu"))]
 
-use switchyard_allocator::{flush_thread_cache, purge_thread_arena, thread_allocated};
+use switchyard_allocator::{flush_thread_cache, thread_allocated};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -32,26 +32,4 @@ fn the_thread_cache_is_flushed_and_allocation_goes_on_after() {
     let again: Vec<Box<[u8; 512]>> = (0..100).map(|_| Box::new([7u8; 512])).collect();
     assert!(again.iter().all(|b| b[511] == 7));
     assert!(flush_thread_cache(), "a second flush of a cache in use works too");
-}
-
-/// This process's resident set, in bytes.
-fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_else(|e| panic!("{e}"));
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    pages * 4096
-}
-
-#[test]
-fn the_thread_s_arena_gives_its_unused_pages_back_at_once() {
-    // 16 MB written and freed: the pages stay resident in the arena, waiting for
-    // the decay (seconds), until the purge hands them back.
-    let big: Vec<Vec<u8>> = (0..256).map(|_| vec![1u8; 64 << 10]).collect();
-    drop(big);
-    assert!(flush_thread_cache());
-    let before = rss();
-    assert!(purge_thread_arena());
-    let after = rss();
-    assert!(before.saturating_sub(after) >= 8 << 20, "RSS {before} -> {after}");
-    let again = vec![2u8; 64 << 10];
-    assert_eq!(again[65535], 2);
 }

@@ -32,6 +32,8 @@ pub mod sleeper;
 pub mod state;
 pub mod store;
 pub mod team;
+#[cfg(test)]
+mod test_support;
 pub mod usage;
 
 pub use server::{Gateway, GatewayConfig, TokenSource};

@@ -355,11 +355,11 @@ impl lane_memory::ThreadMemory for JemallocThreads {
     }
 
     fn release(&self) {
-        // The cache's regions back into their slabs, then the pages of slabs left
-        // empty back to the system at once rather than over the decay's five
-        // seconds: after a burst they are garbage.
+        // The cache's regions back into their slabs; the pages of slabs left empty
+        // go back to the system with jemalloc's decay (purging the arena here as
+        // well did not lower RSS after 5,000 streams and cost the next requests
+        // page faults: ADR 0010, decision 5).
         switchyard_allocator::flush_thread_cache();
-        switchyard_allocator::purge_thread_arena();
     }
 }
 

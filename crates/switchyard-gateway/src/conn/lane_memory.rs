@@ -12,11 +12,12 @@
 //! each time it is about to sleep, which compares the thread's allocation count
 //! with the count at its last flush (two loads). Once [`BURST_BYTES`] more were
 //! allocated it wakes a task on that thread, which waits for a [`QUIET`] stretch in
-//! which the thread allocated less than [`QUIET_BYTES`], and then flushes the cache
-//! ([`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes',
-//! and the headless binary's main one, where the accept loop allocates each new
-//! connection's task). At ten requests a second over two lanes (~50 KB each) that
-//! is a flush every half minute or so per lane, repaid by the next requests' cache
+//! which the thread allocated less than [`QUIET_BYTES`], and then flushes the
+//! cache; the slabs that leaves empty go back to the system with jemalloc's decay.
+//! [`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes', and
+//! the headless binary's main one, where the accept loop allocates each new
+//! connection's task. At an agent's pace a lane allocates ~50 KB a request, so
+//! that is a flush every few hundred requests, repaid by the next requests' cache
 //! refills in microseconds; under steady load the task wakes once per [`QUIET`]
 //! and finds the thread busy.
 //!
@@ -34,9 +35,12 @@ use tokio::sync::Notify;
 use crate::clock::GatewayClock;
 
 /// Allocated since the last flush, the thread's work counts as a burst to trim
-/// after. Low enough that the main thread's share of a 5,000-stream burst (the
-/// accept loop's allocations) reaches it.
-pub const BURST_BYTES: u64 = 8 << 20;
+/// after. An 8 MB mark, with the arena purged after each flush, had a lane release
+/// after every few seconds of requests followed by a pause (the benchmark's
+/// interleaved slices, and an agent's pattern): CPU per request +7.5 % at 10 req/s
+/// and +15 % at 100 in a same-run A/B, caches refilled and pages faulted in again
+/// each time (ADR 0010, decision 5).
+pub const BURST_BYTES: u64 = 32 << 20;
 /// How long a thread must stay (nearly) idle before its cache is flushed: longer
 /// than the 2 s after which the upstream pool closes the idle connections a burst
 /// left (`proxy::hop::plain_pool`), whose buffers would otherwise land in the cache
@@ -132,6 +136,7 @@ mod tests {
 
     use super::*;
     use crate::conn::lanes::{Lanes, TrimAfterBursts};
+    use crate::test_support::eventually;
 
     /// An allocator whose count the test sets; each release reports the thread it
     /// ran on and the count then.
@@ -151,17 +156,6 @@ mod tests {
             let thread = std::thread::current().name().map(str::to_owned);
             let _ = self.released.send((thread, self.allocated.load(Ordering::SeqCst)));
         }
-    }
-
-    /// Polls `done` until it holds (the lane runs on its own thread).
-    async fn eventually(what: &str, done: impl Fn() -> bool) {
-        for _ in 0..500 {
-            if done() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("{what} did not happen");
     }
 
     #[tokio::test]

@@ -351,6 +351,7 @@ mod tests {
     use super::*;
     use crate::clock::SystemClock;
     use crate::conn::lanes::Lanes;
+    use crate::test_support::eventually;
 
     /// A loopback upstream that answers each request with the number of the TCP
     /// connection it came on (`connection: close` too when `close` is set), and
@@ -403,17 +404,6 @@ mod tests {
 
     fn hop_on(clock: Arc<dyn GatewayClock>) -> HopClient {
         HopClient::new(&direct_options(), 1, clock).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    /// Polls `done` on the test's runtime until it holds (a few seconds at most).
-    async fn eventually(what: &str, done: impl Fn() -> bool) {
-        for _ in 0..500 {
-            if done() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("{what} did not happen");
     }
 
     /// The upstream connections that answered three requests sent one after the other.
