@@ -118,9 +118,11 @@ impl LaneMemory {
                     break;
                 }
             }
-            self.memory.release();
+            // The bookkeeping first: nothing else runs on this thread in between,
+            // and a test that sees the release sees it done.
             self.flushed_at.store(self.memory.allocated(), Ordering::Relaxed);
             self.armed.store(false, Ordering::Relaxed);
+            self.memory.release();
         }
     }
 }
