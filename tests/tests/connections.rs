@@ -2,7 +2,8 @@
 //! header-read timeout, an idle keep-alive connection likewise, a trickled body
 //! gets `408` in the route's format at the body-read timeout, and at the cap on
 //! open connections idle sockets give way to a new client while busy ones are
-//! never cut. Timeouts run on the gateway's clock: these tests move a manual clock,
+//! never cut, except one whose client stopped reading: its writes wait, and at the
+//! write-stall timeout it closes and frees its place and upstream stream. Timeouts run on the gateway's clock: these tests move a manual clock,
 //! and the cap tests never move it, so no timeout can be what lets a client in.
 
 use std::net::SocketAddr;
@@ -11,14 +12,15 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchyard_gateway::clock::{Clock, ManualClock};
-use switchyard_testkit::{FakeUpstream, Reply, wire};
+use switchyard_testkit::{FakeUpstream, Hold, Reply, StreamEnd, wire};
 use switchyard_tests::{CLIENT_KEY, MANAGEMENT_TOKEN, TestGateway, client_key_toml, text};
 use switchyard_types::UnixMillis;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const BODY_TIMEOUT: Duration = Duration::from_secs(20);
+const WRITE_STALL: Duration = Duration::from_secs(45);
 
 fn config(up: &FakeUpstream) -> String {
     format!(
@@ -36,6 +38,7 @@ async fn gateway(up: &FakeUpstream, cap: Option<usize>) -> (TestGateway, Arc<Man
         cfg.clock = c;
         cfg.connections.header_read_timeout = HEADER_TIMEOUT;
         cfg.connections.body_read_timeout = BODY_TIMEOUT;
+        cfg.connections.write_stall_timeout = WRITE_STALL;
         cfg.connections.max_connections = cap;
     })
     .await;
@@ -214,4 +217,61 @@ async fn at_the_cap_a_busy_connection_is_never_cut_and_a_newcomer_waits_for_room
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_let_go_at_the_write_stall_timeout_with_its_place() {
+    // The upstream's answer, held until the test lets it go: 8 MB of stream (twice
+    // what the socket buffers hold), after which it stays open.
+    let frames = wire::anthropic_sse("claude-x", "");
+    let text = "x".repeat(64 * 1024);
+    let delta =
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}});
+    let mut stream = frames[..2].to_vec();
+    stream.extend(std::iter::repeat_n(format!("event: content_block_delta\ndata: {delta}\n\n"), 128));
+    let hold = Hold::new();
+    let up = FakeUpstream::start(Reply::sse(stream).ending(StreamEnd::Hang).held(&hold)).await;
+    // One place: the stuck client holds it, and a busy connection is never evicted.
+    let (gw, clock) = gateway(&up, Some(1)).await;
+    let socket = TcpSocket::new_v4().unwrap_or_else(|e| panic!("{e}"));
+    // A small, fixed receive buffer: the client's side fills at once.
+    socket.set_recv_buffer_size(64 * 1024).unwrap_or_else(|e| panic!("{e}"));
+    let mut stuck = socket.connect(gw.gateway().addr()).await.unwrap_or_else(|e| panic!("connect: {e}"));
+    let body = json!({"model": "claude-x", "stream": true, "messages": []}).to_string();
+    let request = format!(
+        "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: {CLIENT_KEY}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stuck.write_all(request.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(up.wait_until(Duration::from_secs(5), |u| u.calls() == 1).await, "no upstream request");
+    // The one place is busy: a newcomer waits (the stuck connection declines to give
+    // way, which also polls it once, before its writes are timed).
+    let other = reqwest::Client::builder().no_proxy().build().unwrap_or_else(|e| panic!("{e}"));
+    let url = gw.url("/api/hello");
+    let mut newcomer = tokio::spawn(async move { other.get(url).send().await.map(|r| r.status().as_u16()) });
+    // Real time on purpose: waiting shows only as an answer that does not come.
+    let early = tokio::time::timeout(Duration::from_millis(300), &mut newcomer).await;
+    assert!(early.is_err(), "the newcomer was answered while the only place was busy: {early:?}");
+
+    hold.release(1);
+    // The client reads nothing: a write waits, and its stall is timed.
+    until_timer(&clock, WRITE_STALL).await;
+    clock.advance(WRITE_STALL - Duration::from_millis(1));
+    let early = tokio::time::timeout(Duration::from_millis(300), &mut newcomer).await;
+    assert!(early.is_err(), "the place was freed before the write-stall timeout: {early:?}");
+    assert_eq!(up.abandoned_streams(), 0);
+
+    clock.advance(Duration::from_millis(1));
+    let status = tokio::time::timeout(Duration::from_secs(10), newcomer)
+        .await
+        .unwrap_or_else(|_| panic!("the stuck client kept the only place: {:?}", clock.pending_in()))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, 200);
+    // Its upstream stream was cancelled, and the attempt logged as the client's leaving.
+    assert!(up.wait_until(Duration::from_secs(5), |u| u.abandoned_streams() == 1).await, "stream kept");
+    let rows = gw.wait_for_log_rows(1).await;
+    assert_eq!(rows[0]["errorKind"], "client_disconnected", "{rows:?}");
+    assert!(closed_within(&mut stuck, Duration::from_secs(5)).await, "the stuck connection stayed open");
 }

@@ -114,6 +114,11 @@ struct ServeArgs {
     /// Seconds a client has to send a complete request body after its head.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     body_read_timeout_secs: u64,
+    /// Seconds a write to a client may wait for it to read (a client that stopped
+    /// reading); then the connection closes and its upstream stream and slots are
+    /// freed. Counted per stall: a slow but steady reader is never cut off.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    write_stall_timeout_secs: u64,
     /// Open client connections at most [default: derived from the open-file limit].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: Option<u64>,
@@ -226,6 +231,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.ui_dir = args.ui_dir.clone();
     config.connections.header_read_timeout = Duration::from_secs(args.header_read_timeout_secs);
     config.connections.body_read_timeout = Duration::from_secs(args.body_read_timeout_secs);
+    config.connections.write_stall_timeout = Duration::from_secs(args.write_stall_timeout_secs);
     config.connections.max_connections =
         args.max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
 

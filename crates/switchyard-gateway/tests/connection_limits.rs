@@ -98,6 +98,8 @@ fn the_connection_flags_take_effect() {
             "1",
             "--max-connections",
             "5",
+            "--write-stall-timeout-secs",
+            "1",
         ],
     );
     assert!(served.banner.iter().any(|l| l.contains("client connections: up to 5")), "{:?}", served.banner);
@@ -115,5 +117,34 @@ fn the_connection_flags_take_effect() {
     let answer = read_until_closed(&mut slow);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("request_timeout"), "{answer}");
+    // A client that stops reading is let go 1 s into the stall (the default is 60 s).
+    let answered = answers_to_a_client_that_stops_reading(target);
+    assert!(answered < PIPELINED, "a client that stopped reading kept its connection ({answered} answers)");
     stop(served);
+}
+
+/// Requests a client sends at once without reading (~50 MB): their answers are many
+/// times what the socket buffers hold, so the gateway's writes wait for the client;
+/// and so are the requests, so the sending cannot end while the gateway waits.
+const PIPELINED: usize = 1_000_000;
+
+/// Sends `PIPELINED` requests on one connection and reads nothing until the sending
+/// is over (it ends when the gateway closes the connection: the requests do not fit
+/// in the socket buffers while the gateway waits), then reads until the gateway
+/// closes it and counts the answers. All of them: the connection outlived the stall.
+fn answers_to_a_client_that_stops_reading(target: std::net::SocketAddr) -> usize {
+    let mut stream = TcpStream::connect(target).unwrap_or_else(|e| panic!("{e}"));
+    let mut writer = stream.try_clone().unwrap_or_else(|e| panic!("{e}"));
+    let (sent, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let request = format!("GET /api/hello HTTP/1.1\r\nHost: {target}\r\n\r\n");
+        let all = request.repeat(PIPELINED);
+        // An error here is the gateway closing the connection: the point.
+        let _ = writer.write_all(all.as_bytes());
+        let _ = sent.send(());
+    });
+    // Without a limit the sending blocks for good (the gateway stops reading while
+    // its writes wait): a bounded wait, then the reading shows which it was.
+    let _ = done.recv_timeout(Duration::from_secs(30));
+    read_until_closed(&mut stream).matches("HTTP/1.1 200").count()
 }

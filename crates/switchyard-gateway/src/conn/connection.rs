@@ -3,7 +3,9 @@
 //! connection's busy/idle state kept for the cap, and the two ways it ends early: a
 //! gateway stop (idle connections close at once, busy ones after their response)
 //! and a newcomer at the cap (an idle connection gives way). Its socket closes
-//! gracefully (`linger`): a client still sending reads its answer, not a reset.
+//! gracefully (`linger`): a client still sending reads its answer, not a reset; and
+//! a client that stops reading is let go once a write has waited too long
+//! (`write_stall`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,6 +23,7 @@ use super::after_write;
 use super::body::{DeadlineBody, TrackedBody};
 use super::linger::LingeringClose;
 use super::slots::Admitted;
+use super::write_stall::WriteStallLimit;
 use crate::clock::{GatewayClock, Wait};
 use crate::http::App;
 
@@ -38,6 +41,8 @@ pub struct ConnectionContext {
     pub clock: Arc<dyn GatewayClock>,
     /// Time allowed for a request body to arrive in full.
     pub body_read_timeout: Duration,
+    /// Time a write may wait for the client to read.
+    pub write_stall_timeout: Duration,
 }
 
 /// Serves `tcp` until the client or hyper closes it, the gateway stops, or a
@@ -65,6 +70,7 @@ pub async fn serve(
         })
     };
     let tcp = LingeringClose::new(tcp, context.clock.clone());
+    let tcp = WriteStallLimit::new(tcp, context.clock.clone(), context.write_stall_timeout);
     let connection = context.http.serve_connection(TokioIo::new(tcp), service);
     tokio::pin!(connection);
     let mut stopping = false;

@@ -1,9 +1,9 @@
 //! Client connections: the accept loop in front of the axum application, and the
 //! hygiene `axum::serve` does not offer: a header-read timeout (hyper's own, which
 //! also closes idle keep-alive connections and sockets that never send a request),
-//! a body-read timeout, and a cap on open connections below the process's fd limit
-//! where an idle connection gives way to a newcomer. Timers run on the gateway's
-//! clock. See `docs/adr/0006-connection-hygiene.md`.
+//! a body-read timeout, a write-stall timeout (a client that stops reading), and a
+//! cap on open connections below the process's fd limit where an idle connection
+//! gives way to a newcomer. Timers run on the gateway's clock. See `docs/adr/0006-connection-hygiene.md`.
 //!
 //! The gateway speaks HTTP/1.1 (and 1.0) to clients: every supported agent does,
 //! and one protocol keeps the Host rules and timeouts simple (no `:authority`).
@@ -22,6 +22,7 @@ pub mod lanes;
 mod linger;
 mod slots;
 mod timer;
+mod write_stall;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -46,6 +47,8 @@ use slots::Slots;
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default [`ConnectionOptions::body_read_timeout`].
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default [`ConnectionOptions::write_stall_timeout`] (nginx's `send_timeout`).
+pub const DEFAULT_WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause after `accept` failed for want of resources (fds, memory).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -59,6 +62,11 @@ pub struct ConnectionOptions {
     pub header_read_timeout: Duration,
     /// A request body must arrive in full within this, counted from its head.
     pub body_read_timeout: Duration,
+    /// A write the client leaves waiting (it stopped reading) fails after this, and
+    /// the connection closes with its response: the upstream stream, permits and
+    /// place under the cap are freed. Counted per stall, so a client that reads
+    /// slowly but steadily is never cut off (`write_stall`).
+    pub write_stall_timeout: Duration,
     /// Open client connections at most; `None` derives the cap from the open-file
     /// limit ([`connection_cap`]).
     pub max_connections: Option<usize>,
@@ -72,6 +80,7 @@ impl Default for ConnectionOptions {
         ConnectionOptions {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
             max_connections: None,
             lanes: lanes::default_count(),
         }
@@ -114,6 +123,7 @@ pub fn spawn(
         http,
         clock: clock.clone(),
         body_read_timeout: options.body_read_timeout,
+        write_stall_timeout: options.write_stall_timeout,
     });
     let slots = Slots::new(max_connections, clock.clone());
     tracing::info!(
