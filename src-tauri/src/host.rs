@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
+use switchyard_gateway::conn::lane_memory;
 use switchyard_gateway::control::Control;
 use switchyard_gateway::management::ManagementService;
 use switchyard_gateway::{Gateway, GatewayConfig};
@@ -78,6 +79,8 @@ pub fn gateway_config(port: u16) -> GatewayConfig {
     config.listen = SocketAddr::from(([127, 0, 0, 1], port));
     config.config_file = std::env::var_os("SWITCHYARD_CONFIG").map(PathBuf::from);
     config.management_token = std::env::var("SWITCHYARD_MANAGEMENT_TOKEN").ok();
+    // This process allocates from jemalloc (the crate's global allocator).
+    config.thread_memory = lane_memory::jemalloc_threads();
     config
 }
 
@@ -199,6 +202,19 @@ fn explain_start_failure(listen: SocketAddr, e: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn the_hosted_gateway_allocates_from_jemalloc_and_its_lanes_hand_caches_back() {
+        let memory = gateway_config(7821).thread_memory.unwrap_or_else(|| panic!("no allocator controls"));
+        // Counted by jemalloc: this process allocates from it, not from glibc.
+        let before = memory.allocated();
+        let block = std::hint::black_box(vec![1_u8; 4 << 20]);
+        let after = memory.allocated();
+        assert!(after - before >= 4 << 20, "jemalloc counted {} bytes", after - before);
+        drop(block);
+        memory.release();
+    }
 
     #[test]
     fn a_taken_port_is_explained_as_such() {

@@ -20,6 +20,15 @@ mod window;
 #[cfg(test)]
 mod tests;
 
+/// jemalloc on Linux, as in the headless binary (ADR 0010, decision 6): the gateway
+/// in this process returns the memory a burst took (glibc's per-thread arenas kept
+/// it), and its lanes hand their thread caches back after one (`host::gateway_config`
+/// passes the controls). Declared in the library so its tests run on it too. C code
+/// (GTK, WebKit's client side, SQLite) keeps allocating from glibc.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::sync::Arc;
 
 use tauri::{Manager, RunEvent, WindowEvent};

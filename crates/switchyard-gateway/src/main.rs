@@ -235,7 +235,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.connections.max_connections =
         args.max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
 
-    config.thread_memory = thread_memory();
+    config.thread_memory = lane_memory::jemalloc_threads();
 
     let signals = ShutdownSignals::register()?;
     let gateway = Gateway::start(config).await?;
@@ -349,34 +349,6 @@ async fn setup(args: SetupArgs) -> anyhow::Result<()> {
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's per-thread controls, for the lanes to hand a thread's cache back
-/// after a burst (`conn::lane_memory`).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-struct JemallocThreads;
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-impl lane_memory::ThreadMemory for JemallocThreads {
-    fn allocated(&self) -> u64 {
-        switchyard_allocator::thread_allocated().unwrap_or(0)
-    }
-
-    fn release(&self) {
-        // The cache's regions back into their slabs; the pages of slabs left empty
-        // go back to the system with jemalloc's decay (purging the arena here as
-        // well did not lower RSS after 5,000 streams and cost the next requests
-        // page faults: ADR 0010, decision 5).
-        switchyard_allocator::flush_thread_cache();
-    }
-}
-
-/// The allocator's controls for the lanes: jemalloc's where it is the allocator.
-fn thread_memory() -> Option<std::sync::Arc<dyn lane_memory::ThreadMemory>> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    return Some(std::sync::Arc::new(JemallocThreads));
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    None
-}
-
 /// One thread for the runtime `main` starts: client connections run on the lanes
 /// (`conn::lanes`), one per core, so what is left here is the accept loop and the
 /// background writers. A second worker would only cost a thread, its allocator
@@ -386,7 +358,7 @@ fn thread_memory() -> Option<std::sync::Arc<dyn lane_memory::ThreadMemory>> {
 fn main() -> anyhow::Result<()> {
     let mut builder = tokio::runtime::Builder::new_current_thread();
     builder.enable_all();
-    let trim = thread_memory()
+    let trim = lane_memory::jemalloc_threads()
         .map(|memory| lane_memory::trim_after_bursts(&mut builder, memory, std::sync::Arc::new(SystemClock)));
     let runtime = builder.build().context("starting the async runtime")?;
     if let Some(trim) = trim {

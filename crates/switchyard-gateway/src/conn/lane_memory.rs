@@ -21,8 +21,9 @@
 //! refills in microseconds; under steady load the task wakes once per [`QUIET`]
 //! and finds the thread busy.
 //!
-//! The allocator is behind [`ThreadMemory`]: the headless binary passes jemalloc's
-//! controls (`switchyard-allocator`); an embedding whose allocator has no such
+//! The allocator is behind [`ThreadMemory`]: the headless binary and the desktop app,
+//! whose global allocator is jemalloc on Linux, pass [`jemalloc_threads`] (the
+//! controls of `switchyard-allocator`); an embedding whose allocator has no such
 //! cache passes none and its lanes run without the hook.
 
 use std::future::Future;
@@ -50,6 +51,35 @@ const _: () = assert!(QUIET.as_millis() > crate::proxy::hop::POOL_BURST_IDLE.as_
 /// Allocated within [`QUIET`], the thread is still busy: a stream or two finishing
 /// is not, twenty requests a second of ~50 KB on one lane are.
 pub const QUIET_BYTES: u64 = 1 << 20;
+
+/// jemalloc's per-thread controls, for a process whose global allocator is
+/// `tikv_jemallocator::Jemalloc` (Linux with glibc; ADR 0010); `None` elsewhere.
+/// In a process allocating through another allocator jemalloc's counters stay at
+/// zero, so the hook would never fire: pass it only with jemalloc installed.
+pub fn jemalloc_threads() -> Option<Arc<dyn ThreadMemory>> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    return Some(Arc::new(JemallocThreads));
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+struct JemallocThreads;
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+impl ThreadMemory for JemallocThreads {
+    fn allocated(&self) -> u64 {
+        switchyard_allocator::thread_allocated().unwrap_or(0)
+    }
+
+    fn release(&self) {
+        // The cache's regions back into their slabs; the pages of slabs left empty
+        // go back to the system with jemalloc's decay (purging the arena here as
+        // well did not lower RSS after 5,000 streams and cost the next requests
+        // page faults: ADR 0010, decision 5).
+        switchyard_allocator::flush_thread_cache();
+    }
+}
 
 /// The allocator's per-thread state, as far as a lane needs it.
 pub trait ThreadMemory: Send + Sync + 'static {
