@@ -221,14 +221,14 @@ async fn at_the_cap_a_busy_connection_is_never_cut_and_a_newcomer_waits_for_room
 
 #[tokio::test]
 async fn a_client_that_stops_reading_is_let_go_at_the_write_stall_timeout_with_its_place() {
-    // The upstream's answer, held until the test lets it go: 8 MB of stream (twice
-    // what the socket buffers hold), after which it stays open.
+    // The upstream's answer, held until the test lets it go: 16 MB of stream (four
+    // times what a send buffer grows to here), after which it stays open.
     let frames = wire::anthropic_sse("claude-x", "");
     let text = "x".repeat(64 * 1024);
     let delta =
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}});
     let mut stream = frames[..2].to_vec();
-    stream.extend(std::iter::repeat_n(format!("event: content_block_delta\ndata: {delta}\n\n"), 128));
+    stream.extend(std::iter::repeat_n(format!("event: content_block_delta\ndata: {delta}\n\n"), 256));
     let hold = Hold::new();
     let up = FakeUpstream::start(Reply::sse(stream).ending(StreamEnd::Hang).held(&hold)).await;
     // One place: the stuck client holds it, and a busy connection is never evicted.
