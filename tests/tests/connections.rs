@@ -3,8 +3,9 @@
 //! gets `408` in the route's format at the body-read timeout, and at the cap on
 //! open connections idle sockets give way to a new client while busy ones are
 //! never cut, except one whose client stopped reading: its writes wait, and at the
-//! write-stall timeout it closes and frees its place and upstream stream. Timeouts run on the gateway's clock: these tests move a manual clock,
-//! and the cap tests never move it, so no timeout can be what lets a client in.
+//! write-stall timeout it closes and frees its place and upstream stream. Timeouts
+//! run on the gateway's clock: these tests move a manual clock, and the cap tests
+//! never move it, so no timeout can be what lets a client in.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -245,8 +246,7 @@ async fn a_client_that_stops_reading_is_let_go_at_the_write_stall_timeout_with_i
     );
     stuck.write_all(request.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(up.wait_until(Duration::from_secs(5), |u| u.calls() == 1).await, "no upstream request");
-    // The one place is busy: a newcomer waits (the stuck connection declines to give
-    // way, which also polls it once, before its writes are timed).
+    // The one place is busy: a newcomer waits.
     let other = reqwest::Client::builder().no_proxy().build().unwrap_or_else(|e| panic!("{e}"));
     let url = gw.url("/api/hello");
     let mut newcomer = tokio::spawn(async move { other.get(url).send().await.map(|r| r.status().as_u16()) });

@@ -28,8 +28,6 @@ pub fn flush_thread_cache() -> bool {
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod imp {
-    use std::ffi::CStr;
-
     use tikv_jemalloc_ctl::thread::{ThreadLocal, allocatedp};
 
     thread_local! {
@@ -43,20 +41,16 @@ mod imp {
     }
 
     pub(super) fn flush_thread_cache() -> bool {
-        command(c"thread.tcache.flush")
-    }
-
-    /// Runs a mallctl command that takes no value.
-    fn command(name: &CStr) -> bool {
-        // SAFETY: `name` is NUL-terminated, and such a command neither reads nor
-        // writes a value: jemalloc requires exactly null old/new pointers and a
-        // zero new length for it, which is what this passes. jemalloc is linked
-        // by tikv-jemalloc-sys whether or not it is the global allocator, and
-        // initialises itself on a first call.
+        // SAFETY: the name is a NUL-terminated static string, and
+        // `thread.tcache.flush` is a command that neither reads nor writes a
+        // value: jemalloc requires exactly null old/new pointers and a zero new
+        // length for it, which is what this passes. It only touches the calling
+        // thread's cache. jemalloc is linked by tikv-jemalloc-sys whether or not
+        // it is the global allocator, and initialises itself on a first call.
         #[allow(unsafe_code)]
         let status = unsafe {
             tikv_jemalloc_sys::mallctl(
-                name.as_ptr(),
+                c"thread.tcache.flush".as_ptr(),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
