@@ -13,7 +13,8 @@
 //! with the count at its last flush (two loads). Once [`BURST_BYTES`] more were
 //! allocated it wakes a task on that thread, which waits for a [`QUIET`] stretch in
 //! which the thread allocated less than [`QUIET_BYTES`], and then flushes the
-//! cache; the slabs that leaves empty go back to the system with jemalloc's decay.
+//! cache and purges the arenas: the pages of the slabs that leaves empty go back to
+//! the system then, not a whole decay later.
 //! [`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes', and
 //! the headless binary's main one, where the accept loop allocates each new
 //! connection's task. At an agent's pace a lane allocates ~50 KB a request, so
@@ -36,11 +37,11 @@ use tokio::sync::Notify;
 use crate::clock::GatewayClock;
 
 /// Allocated since the last flush, the thread's work counts as a burst to trim
-/// after. An 8 MB mark, with the arena purged after each flush, had a lane release
-/// after every few seconds of requests followed by a pause (the benchmark's
-/// interleaved slices, and an agent's pattern): CPU per request +7.5 % at 10 req/s
-/// and +15 % at 100 in a same-run A/B, caches refilled and pages faulted in again
-/// each time (ADR 0010, decision 5).
+/// after. An 8 MB mark had a lane release after every few seconds of requests
+/// followed by a pause (the benchmark's interleaved slices, and an agent's
+/// pattern): CPU per request +7.5 % at 10 req/s and +15 % at 100 in a same-run
+/// A/B, caches refilled and pages faulted in again each time (ADR 0010, decision
+/// 5).
 pub const BURST_BYTES: u64 = 32 << 20;
 /// How long a thread must stay (nearly) idle before its cache is flushed: longer
 /// than the 2 s after which the upstream pool closes the idle connections a burst
@@ -73,11 +74,15 @@ impl ThreadMemory for JemallocThreads {
     }
 
     fn release(&self) {
-        // The cache's regions back into their slabs; the pages of slabs left empty
-        // go back to the system with jemalloc's decay (purging the arena here as
-        // well did not lower RSS after 5,000 streams and cost the next requests
-        // page faults: ADR 0010, decision 5).
+        // The cache's regions back into their slabs, then the pages of the slabs
+        // left empty (and of everything else the burst freed) back to the system
+        // at once. Left to jemalloc's decay they went back in one or two large
+        // steps a whole decay (5 s) after this flush, which itself comes 2.5 s
+        // after the burst: the RSS 10 s after 5,000 streams read +11, +15 or +21 %
+        // of idle in three runs of one build, by whether those steps had landed
+        // (ADR 0010, decision 5).
         switchyard_allocator::flush_thread_cache();
+        switchyard_allocator::purge_arenas();
     }
 }
 
@@ -85,7 +90,8 @@ impl ThreadMemory for JemallocThreads {
 pub trait ThreadMemory: Send + Sync + 'static {
     /// Bytes the calling thread has allocated so far (never decreases).
     fn allocated(&self) -> u64;
-    /// Hands the calling thread's cache of freed memory back to the allocator.
+    /// Hands the calling thread's cache of freed memory back to the allocator,
+    /// and the allocator's unused pages back to the system.
     fn release(&self);
 }
 
