@@ -13,8 +13,9 @@
 //! with the count at its last flush (two loads). Once [`BURST_BYTES`] more were
 //! allocated it wakes a task on that thread, which waits for a [`QUIET`] stretch in
 //! which the thread allocated less than [`QUIET_BYTES`], and then flushes the
-//! cache and purges the arenas: the pages of the slabs that leaves empty go back to
-//! the system then, not a whole decay later.
+//! cache. If the thread then stays quiet for [`PURGE_QUIET`] more, it purges the
+//! arenas: the pages of the slabs the flush left empty go back to the system then,
+//! not a whole decay later.
 //! [`trim_after_bursts`] sets both up on a single-threaded runtime: the lanes', and
 //! the headless binary's main one, where the accept loop allocates each new
 //! connection's task. At an agent's pace a lane allocates ~50 KB a request, so
@@ -49,6 +50,18 @@ pub const BURST_BYTES: u64 = 32 << 20;
 /// just emptied.
 pub const QUIET: Duration = Duration::from_millis(2_500);
 const _: () = assert!(QUIET.as_millis() > crate::proxy::hop::POOL_BURST_IDLE.as_millis());
+/// How much longer than [`QUIET`] a thread must stay quiet after its flush before
+/// the arenas are purged. Left to jemalloc's decay, the pages a flush empties went
+/// back in one or two large steps a whole decay (5 s) after it, and the flush itself
+/// comes 2.5–5 s after a burst: the RSS 10 s after 5,000 streams read +11, +15 or
+/// +21 % of idle in three runs of one build, by whether those steps had landed.
+/// Purging at the flush itself settled that (+13.0 and +13.4 %) but cost 4–10 %
+/// more CPU per request at 1,000 and 2,000 req/s in the benchmark's interleaved
+/// slices, a second of requests then three idle: each lane flushed in most pauses,
+/// and its next slice faulted every page in again. Pauses as short as that leave
+/// the pages to the decay; after a longer one the decay has returned most of them
+/// anyway, so the purge costs an agent's next request little (ADR 0010, decision 5).
+pub const PURGE_QUIET: Duration = Duration::from_secs(2);
 /// Allocated within [`QUIET`], the thread is still busy: a stream or two finishing
 /// is not, twenty requests a second of ~50 KB on one lane are.
 pub const QUIET_BYTES: u64 = 1 << 20;
@@ -74,14 +87,12 @@ impl ThreadMemory for JemallocThreads {
     }
 
     fn release(&self) {
-        // The cache's regions back into their slabs, then the pages of the slabs
-        // left empty (and of everything else the burst freed) back to the system
-        // at once. Left to jemalloc's decay they went back in one or two large
-        // steps a whole decay (5 s) after this flush, which itself comes 2.5 s
-        // after the burst: the RSS 10 s after 5,000 streams read +11, +15 or +21 %
-        // of idle in three runs of one build, by whether those steps had landed
-        // (ADR 0010, decision 5).
+        // The cache's regions back into their slabs; the pages of slabs left
+        // empty become dirty pages for jemalloc's decay, or for `purge`.
         switchyard_allocator::flush_thread_cache();
+    }
+
+    fn purge(&self) {
         switchyard_allocator::purge_arenas();
     }
 }
@@ -90,9 +101,10 @@ impl ThreadMemory for JemallocThreads {
 pub trait ThreadMemory: Send + Sync + 'static {
     /// Bytes the calling thread has allocated so far (never decreases).
     fn allocated(&self) -> u64;
-    /// Hands the calling thread's cache of freed memory back to the allocator,
-    /// and the allocator's unused pages back to the system.
+    /// Hands the calling thread's cache of freed memory back to the allocator.
     fn release(&self);
+    /// Hands the allocator's unused pages back to the system now.
+    fn purge(&self);
 }
 
 /// One runtime thread's bookkeeping: shared by its park hook and its trim task,
@@ -156,9 +168,14 @@ impl LaneMemory {
             }
             // The bookkeeping first: nothing else runs on this thread in between,
             // and a test that sees the release sees it done.
-            self.flushed_at.store(self.memory.allocated(), Ordering::Relaxed);
+            let flushed_at = self.memory.allocated();
+            self.flushed_at.store(flushed_at, Ordering::Relaxed);
             self.armed.store(false, Ordering::Relaxed);
             self.memory.release();
+            clock.sleep(PURGE_QUIET).await;
+            if self.memory.allocated().saturating_sub(flushed_at) < QUIET_BYTES {
+                self.memory.purge();
+            }
         }
     }
 }
@@ -177,11 +194,12 @@ mod tests {
     use crate::test_support::eventually;
 
     /// An allocator whose count the test sets; each release reports the thread it
-    /// ran on and the count then.
+    /// ran on and the count then, each purge the count.
     struct FakeMemory {
         allocated: AtomicU64,
         reads: AtomicUsize,
         released: mpsc::UnboundedSender<(Option<String>, u64)>,
+        purged: mpsc::UnboundedSender<u64>,
     }
 
     impl ThreadMemory for FakeMemory {
@@ -194,14 +212,23 @@ mod tests {
             let thread = std::thread::current().name().map(str::to_owned);
             let _ = self.released.send((thread, self.allocated.load(Ordering::SeqCst)));
         }
+
+        fn purge(&self) {
+            let _ = self.purged.send(self.allocated.load(Ordering::SeqCst));
+        }
     }
 
     #[tokio::test]
-    async fn after_a_burst_a_lane_flushes_its_cache_once_it_is_quiet_and_not_before() {
+    async fn after_a_burst_a_lane_flushes_its_cache_once_quiet_and_purges_once_quiet_for_longer() {
         let clock = Arc::new(ManualClock::new(UnixMillis(1_700_000_000_000)));
         let (released, mut releases) = mpsc::unbounded_channel();
-        let memory =
-            Arc::new(FakeMemory { allocated: AtomicU64::new(0), reads: AtomicUsize::new(0), released });
+        let (purged, mut purges) = mpsc::unbounded_channel();
+        let memory = Arc::new(FakeMemory {
+            allocated: AtomicU64::new(0),
+            reads: AtomicUsize::new(0),
+            released,
+            purged,
+        });
         let trim = TrimAfterBursts { memory: memory.clone(), clock: clock.clone() };
         let lanes = Lanes::start(1, Some(&trim)).unwrap_or_else(|e| panic!("{e}"));
         let mut set = JoinSet::new();
@@ -238,14 +265,35 @@ mod tests {
         let (thread, at) = flushed.ok().flatten().unwrap_or_else(|| panic!("no flush"));
         assert_eq!(thread.as_deref(), Some("switchyard-lane-0"));
         assert_eq!(at, BURST_BYTES + 2 * QUIET_BYTES - 1);
+
+        // Still quiet a while after the flush: the arenas are purged, not before.
+        eventually("the wait before the purge", || clock.pending_in() == [PURGE_QUIET]).await;
+        clock.advance(PURGE_QUIET - Duration::from_millis(1));
+        assert!(purges.try_recv().is_err(), "purged before the lane had been quiet long enough");
+        memory.allocated.fetch_add(QUIET_BYTES - 1, Ordering::SeqCst);
+        clock.advance(Duration::from_millis(1));
+        let purge = tokio::time::timeout(Duration::from_secs(5), purges.recv()).await;
+        assert_eq!(purge.ok().flatten(), Some(BURST_BYTES + 3 * QUIET_BYTES - 2));
         eventually("the trim task going back to waiting", || clock.pending_timers() == 0).await;
 
         // The next burst counts from the flush.
-        memory.allocated.fetch_add(BURST_BYTES - 1, Ordering::SeqCst);
+        memory.allocated.fetch_add(BURST_BYTES - QUIET_BYTES, Ordering::SeqCst);
         poke(&mut set).await;
         assert_eq!(clock.pending_timers(), 0, "armed before a whole burst since the flush");
         memory.allocated.fetch_add(1, Ordering::SeqCst);
         poke(&mut set).await;
         eventually("the quiet wait after the second burst", || clock.pending_timers() == 1).await;
+
+        // Flushed after it, but busy again before the purge's wait is over (the
+        // benchmark's slices, an agent's short pauses): the decay is left to it.
+        clock.advance(QUIET);
+        let flushed = tokio::time::timeout(Duration::from_secs(5), releases.recv()).await;
+        assert!(flushed.ok().flatten().is_some(), "no flush after the second burst");
+        eventually("the wait before the purge", || clock.pending_in() == [PURGE_QUIET]).await;
+        memory.allocated.fetch_add(QUIET_BYTES, Ordering::SeqCst);
+        clock.advance(PURGE_QUIET);
+        // The woken trim task runs on the lane before a task spawned after it.
+        poke(&mut set).await;
+        assert!(purges.try_recv().is_err(), "purged although the lane was busy again");
     }
 }
