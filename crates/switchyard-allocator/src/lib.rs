@@ -6,9 +6,9 @@
 //! that served a burst of streams and then sits idle therefore keeps what its cache
 //! held when the burst ended, and every slab one of those regions lies in stays
 //! resident, mostly empty: after 5,000 streams that was most of what RSS kept over
-//! the idle gateway. The lanes read [`thread_allocated`] to see a burst pass and
-//! call [`flush_thread_cache`] and then [`purge_arenas`] once it has
-//! (`conn::lane_memory` in the gateway).
+//! the idle gateway. The lanes read [`thread_allocated`] to see a burst pass,
+//! call [`flush_thread_cache`] once it has, and [`purge_arenas`] if they then stay
+//! quiet a while longer (`conn::lane_memory` in the gateway).
 //!
 //! The calls work on jemalloc's own state; linked into a process whose global
 //! allocator is another, they see a thread that allocated nothing, flush an empty
