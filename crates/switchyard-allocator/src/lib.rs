@@ -73,10 +73,9 @@ mod imp {
     pub(super) fn command(command: Command) -> bool {
         // SAFETY: the name is a NUL-terminated static string, and both commands
         // (`thread.tcache.flush`, `arena.<i>.purge`) neither read nor write a
-        // value: jemalloc requires exactly null old/new
-        // pointers and a zero new length for them, which is what this passes. The
-        // flush touches only the calling thread's cache; the purge takes each
-        // arena's own lock. jemalloc is linked by tikv-jemalloc-sys whether or not
+        // value: jemalloc requires exactly null old/new pointers and a zero new
+        // length for them, which is what this passes. The flush touches only the
+        // calling thread's cache; the purge takes each arena's own lock. jemalloc is linked by tikv-jemalloc-sys whether or not
         // it is the global allocator, and initialises itself on a first call.
         #[allow(unsafe_code)]
         let status = unsafe {

@@ -10,11 +10,15 @@ use switchyard_gateway::conn::lane_memory;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// This process's resident set, in bytes.
+/// This process's resident set, in bytes (`VmRSS`, which the kernel gives in kB
+/// whatever the page size).
 fn rss() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_else(|e| panic!("statm: {e}"));
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or_default();
-    pages * 4096
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_else(|e| panic!("status: {e}"));
+    let kb = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next());
+    kb.and_then(|kb| kb.parse::<u64>().ok()).unwrap_or_else(|| panic!("no VmRSS in {status}")) * 1024
 }
 
 #[test]
