@@ -13,7 +13,19 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appBin, fakeBin, freePort, launchApp, lineMatching, start, stopAll, waitFor } from "./harness.mjs";
+import {
+  appBin,
+  appPid,
+  codeMappings,
+  fakeBin,
+  freePort,
+  hugePagesOn,
+  launchApp,
+  lineMatching,
+  start,
+  stopAll,
+  waitFor,
+} from "./harness.mjs";
 
 const TOKEN = "sym-desktop-e2e-token";
 const CLIENT_KEY = "sy-desktop-e2e-client-0001";
@@ -21,6 +33,7 @@ let browser;
 let gatewayUrl;
 let work;
 let appEnv;
+let port;
 
 /** A management call to the gateway the app hosts. */
 async function api(method, urlPath, body) {
@@ -36,7 +49,7 @@ before(async () => {
   work = mkdtempSync(path.join(tmpdir(), "switchyard-desktop-e2e-"));
   const fake = start(fakeBin, []);
   const [, upstreamUrl] = await lineMatching(fake, /listening on (http:\/\/[0-9.:]+)/);
-  const port = await freePort();
+  port = await freePort();
   gatewayUrl = `http://127.0.0.1:${port}`;
   const config = path.join(work, "switchyard.toml");
   writeFileSync(
@@ -136,6 +149,25 @@ test("a request to the gateway the app hosts is served by the fake upstream", as
   const row = await waitFor("the request-log row", async () => (await api("GET", "/api/logs?limit=1")).body?.[0]);
   assert.equal(row.connectionId, "claude-a");
   assert.equal(row.status, 200);
+});
+
+test("the hosted gateway's hot code runs from huge pages, as in switchyard serve", async () => {
+  const pid = await waitFor("the app's process", async () => appPid(`SWITCHYARD_PORT=${port}`));
+  const code = codeMappings(pid);
+  const moved = code.filter((m) => m.anonymous);
+  assert.ok(code.some((m) => !m.anonymous), "the binary's own code is there");
+  if (!hugePagesOn()) {
+    assert.deepEqual(moved, [], "no huge pages on this machine: nothing moved");
+    return;
+  }
+  // The chunk holding the request path and the one holding jemalloc's slow paths
+  // (one chunk when they share it), each one whole 2 MB page at a 2 MB boundary.
+  assert.ok(moved.length >= 1 && moved.length <= 2, JSON.stringify(code));
+  for (const m of moved) {
+    assert.equal(m.end - m.start, 2 << 20, JSON.stringify(m));
+    assert.equal(m.start % (2 << 20), 0, JSON.stringify(m));
+    assert.equal(m.hugeKb, 2048, JSON.stringify(m));
+  }
 });
 
 test("a second launch hands over to the running app and exits", async () => {

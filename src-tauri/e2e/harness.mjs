@@ -2,6 +2,7 @@
 // process groups (cleanup takes tauri-driver's WebKitWebDriver along), free
 // ports, waiting, and a WebDriver session on the built desktop app.
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,4 +92,60 @@ export async function stopAll(browser) {
       process.kill(-child.pid, "SIGTERM");
     } catch {}
   }
+}
+
+/**
+ * The pid of the running desktop app whose environment holds `marker` (e.g. its
+ * `SWITCHYARD_PORT=…`): tauri-driver's WebKitWebDriver starts it, so the test has
+ * no handle on it. Null when none runs.
+ */
+export function appPid(marker) {
+  const exe = realpathSync(appBin);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/exe`) !== exe) continue;
+      if (readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(marker)) return Number(entry);
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return null;
+}
+
+/**
+ * The executable code of process `pid`, from its smaps: each of the binary's code
+ * mappings and each anonymous code mapping right before, between or after them
+ * (where switchyard-huge-text puts a moved chunk), as
+ * `{ start, end, anonymous, hugeKb }` (hugeKb: its AnonHugePages).
+ */
+export function codeMappings(pid) {
+  const exe = readlinkSync(`/proc/${pid}/exe`);
+  const all = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = line.match(/^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/);
+    if (head) {
+      all.push({ start: parseInt(head[1], 16), end: parseInt(head[2], 16), code: head[3] === "r-xp", path: head[4], hugeKb: 0 });
+    } else if (line.startsWith("AnonHugePages:") && all.length > 0) {
+      all[all.length - 1].hugeKb = parseInt(line.split(/\s+/)[1], 10);
+    }
+  }
+  const exeCode = all.filter((m) => m.code && m.path === exe);
+  const touches = (m) => exeCode.some((e) => e.end === m.start || e.start === m.end);
+  return all
+    .filter((m) => m.code && (m.path === exe || (m.path === "" && touches(m))))
+    .map(({ start, end, path, hugeKb }) => ({ start, end, anonymous: path === "", hugeKb }))
+    .sort((a, b) => a.start - b.start);
+}
+
+/** Transparent huge pages on request, 2 MB each (what the binary's alignment is for). */
+export function hugePagesOn() {
+  const read = (f) => {
+    try {
+      return readFileSync(`/sys/kernel/mm/transparent_hugepage/${f}`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  return /\[(always|madvise)\]/.test(read("enabled")) && read("hpage_pmd_size").trim() === "2097152";
 }

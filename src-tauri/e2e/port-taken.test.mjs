@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { freePort, launchApp, stopAll } from "./harness.mjs";
+import { appPid, codeMappings, freePort, launchApp, stopAll, waitFor } from "./harness.mjs";
 
 let browser;
 let work;
@@ -26,6 +26,8 @@ before(async () => {
     SWITCHYARD_DATA_DIR: path.join(work, "data"),
     SWITCHYARD_MANAGEMENT_TOKEN: "sym-port-taken",
     SWITCHYARD_PORT: String(port),
+    // The switch that keeps the code file-backed (desktop.test.mjs sees it moved).
+    SWITCHYARD_HUGE_TEXT: "false",
     XDG_CONFIG_HOME: path.join(work, "config"),
     XDG_DATA_HOME: path.join(work, "share"),
   });
@@ -43,6 +45,13 @@ test("the window opens and says the port is in use", async () => {
   await banner.waitForDisplayed({ timeout: 20000 });
   const text = await banner.getText();
   assert.match(text, new RegExp(`Gateway not running: port ${port} is already in use`));
+});
+
+test("SWITCHYARD_HUGE_TEXT=false leaves all the app's code file-backed", async () => {
+  const pid = await waitFor("the app's process", async () => appPid(`SWITCHYARD_PORT=${port}`));
+  const code = codeMappings(pid);
+  assert.ok(code.length > 0, "the binary's own code is there");
+  assert.deepEqual(code.filter((m) => m.anonymous), [], JSON.stringify(code));
 });
 
 test("pages explain the gateway is unavailable instead of hanging", async () => {

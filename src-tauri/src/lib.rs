@@ -121,6 +121,19 @@ pub(crate) use specta_builder;
 /// Command-line flag the login item passes: start in the tray.
 const HIDDEN_FLAG: &str = "--hidden";
 
+/// The hosted gateway's hot code onto huge pages, as `switchyard serve` does
+/// (ADR 0016): first thing, before tauri, GTK or the gateway start a thread.
+/// `SWITCHYARD_HUGE_TEXT=false` leaves it where it is (profilers that attach to the
+/// file).
+fn move_hot_text() {
+    use switchyard_gateway::hot_text;
+    let enabled = hot_text::enabled_from_env().unwrap_or_else(|problem| {
+        tracing::warn!(event = "desktop.bad_huge_text_env", problem = %problem, "moving the hot code anyway");
+        true
+    });
+    tracing::info!(event = "desktop.hot_text", code = %hot_text::move_hot_text(enabled));
+}
+
 /// Runs the desktop app until Quit.
 pub fn run() {
     tracing_subscriber::fmt()
@@ -130,6 +143,7 @@ pub fn run() {
         )
         .with_writer(std::io::stderr)
         .init();
+    move_hot_text();
     let builder = specta_builder!(tauri::Wry);
     let app = tauri::Builder::default()
         // First, so a second launch is caught before anything else starts.

@@ -15,6 +15,7 @@ pub mod conn;
 pub mod control;
 pub mod errors;
 pub mod header_names;
+pub mod hot_text;
 mod http;
 pub mod leases;
 pub mod management;

@@ -170,35 +170,8 @@ impl ShutdownSignals {
     }
 }
 
-/// Moves the hot code onto huge pages (switchyard-huge-text): the chunk holding
-/// the request path (a profile-guided build's hot Rust code, gathered by the
-/// linker's sort, jemalloc's fast paths among it) and the chunk holding jemalloc's
-/// `mallctl`, an entry point of the object with its slow paths (thread-cache
-/// refills and collection), which run on most requests at an agent's pace and,
-/// being C, lie after the Rust code where the linker's sort cannot move them. After
-/// BOLT, which moves all of that into a segment of its own, `mallctl` stays behind
-/// as cold code and the mover leaves its chunk alone. Runs before the lanes start,
-/// so nothing else is running yet (it would be safe anyway: the bytes stay the
-/// same).
-fn move_hot_text(enabled: bool) -> String {
-    use switchyard_huge_text::Anchor;
-    if !enabled {
-        return "hot code left on 4 KB pages: --huge-text false".to_owned();
-    }
-    let request_path =
-        Anchor { name: "the request path", address: switchyard_gateway::proxy::hot_path_anchor() };
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    let anchors = {
-        let mallctl: unsafe extern "C" fn(_, _, _, _, _) -> _ = tikv_jemalloc_sys::mallctl;
-        [request_path, Anchor { name: "jemalloc", address: mallctl as usize }]
-    };
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let anchors = [request_path];
-    switchyard_huge_text::move_hot_text(&anchors).to_string()
-}
-
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let hot_text = move_hot_text(args.huge_text);
+    let hot_text = switchyard_gateway::hot_text::move_hot_text(args.huge_text);
     let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
     let file_listen = match &args.config {
         Some(path) => ConfigFile::load(path)?.gateway.listen,
