@@ -9,6 +9,12 @@
 #                                      # that `switchyard --version` runs and that
 #                                      # `switchyard serve` starts and answers
 #
+# The release package holds the profile-guided builds (scripts/pgo-build.sh
+# --with-desktop, docs/adr/0013-profile-guided-build.md): the CLI the benchmark
+# measures (with the BOLT step when LLVM's BOLT is installed) and the desktop app
+# built from the same profile. About 40 minutes on 2 cores, cold.
+# SWITCHYARD_PGO=0 packages the plain release builds instead (about half the time).
+#
 # Install the package: sudo apt install ./Switchyard_<version>_amd64.deb
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,14 +32,23 @@ cargo_profile=()
 tauri_profile=()
 if [ "$profile" = release ]; then cargo_profile=(--release); else tauri_profile=(--debug); fi
 
-# The headless CLI, bundled beside the desktop app.
-cargo build --locked "${cargo_profile[@]}" -p switchyard-gateway --bin switchyard
-cli="$target/$profile/switchyard"
-
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
-extra=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/switchyard":"%s"}}}}}' "$cli")
-npx --no-install tauri build "${tauri_profile[@]}" --bundles deb --config "$extra" --ci
-deb=$(ls -t "$target/$profile/bundle/deb/"*.deb | head -n1)
+if [ "$profile" = release ] && [ "${SWITCHYARD_PGO:-1}" != 0 ]; then
+  # Both binaries profile-guided, built by pgo-build.sh in its own target directory;
+  # `tauri bundle` packages the desktop binary found there without building again.
+  cli=$(bash scripts/pgo-build.sh --with-desktop)
+  built="$target/pgo/optimized"
+  extra=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/switchyard":"%s"}}}}}' "$cli")
+  CARGO_TARGET_DIR="$built" npx --no-install tauri bundle --bundles deb --config "$extra" --ci
+else
+  # The headless CLI, bundled beside the desktop app.
+  cargo build --locked "${cargo_profile[@]}" -p switchyard-gateway --bin switchyard
+  cli="$target/$profile/switchyard"
+  built="$target"
+  extra=$(printf '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/switchyard":"%s"}}}}}' "$cli")
+  npx --no-install tauri build "${tauri_profile[@]}" --bundles deb --config "$extra" --ci
+fi
+deb=$(ls -t "$built/$profile/bundle/deb/"*.deb | head -n1)
 echo "package: $deb"
 
 [ "$check" = 1 ] || exit 0

@@ -20,16 +20,36 @@
 #      (scripts/lib/bolt-layout.sh).
 #      SWITCHYARD_BOLT=0 skips the step.
 #
-#   bash scripts/pgo-build.sh            # prints the optimized binary's path
+#   bash scripts/pgo-build.sh                  # prints the optimized binary's path
+#   bash scripts/pgo-build.sh --with-desktop   # also the desktop app (scripts/package.sh)
+#
+# --with-desktop builds `switchyard-desktop` (with the UI embedded) in the same two
+# cargo invocations as the CLI, and the desktop binary is built with the profile the
+# CLI was trained on: the gateway code in both binaries is the same compiled crate,
+# so the same symbol names, and a profile is matched to functions by their symbol
+# names. (Built in separate invocations, the gateway crate gets different metadata
+# hashes, so different symbol names, and the profile would match nothing.) The
+# training runs the CLI only: the desktop app needs a display, and its gateway is
+# the CLI's. The desktop binary gets no BOLT step (that profile is of one binary's
+# own addresses). Adds the desktop's dependencies to both builds.
 #
 # Each build has its own target directory under $CARGO_TARGET_DIR/pgo (different
 # RUSTFLAGS would otherwise rebuild the plain release build's dependencies every
 # time). Takes two release builds plus about a minute of training (two with BOLT):
 # ~20 minutes cold on 2 cores, ~12 warm. Outputs, in $CARGO_TARGET_DIR/pgo:
 # switchyard (the optimized binary), switchyard.profdata, train.log; with BOLT also
-# switchyard.fdata, bolt-train.log, bolt.log.
+# switchyard.fdata, bolt-train.log, bolt.log; with --with-desktop also
+# switchyard-desktop (and the desktop's build in optimized/release, where
+# `tauri bundle` finds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+with_desktop=0
+case "${1:-}" in
+  "") ;;
+  --with-desktop) with_desktop=1 ;;
+  *) echo "usage: bash scripts/pgo-build.sh [--with-desktop]" >&2; exit 2 ;;
+esac
 
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
@@ -52,9 +72,19 @@ step "the benchmark (plain release build): drives the training"
 CARGO_TARGET_DIR="$target" cargo build --release --locked -p switchyard-bench >&2
 bench="$target/release/switchyard-bench"
 
+# What each of the two builds compiles: the CLI, and with --with-desktop the desktop
+# app in the same invocation (see the top).
+binaries=(-p switchyard-gateway --bin switchyard)
+if [ "$with_desktop" = 1 ]; then
+  binaries+=(-p switchyard-desktop --bin switchyard-desktop --features switchyard-desktop/custom-protocol)
+  step "the settings UI (embedded in the desktop app)"
+  [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error >&2
+  npm run --silent ui:build >&2
+fi
+
 step "instrumented gateway"
 RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" CARGO_TARGET_DIR="$work/instrumented" \
-  cargo build --release --locked -p switchyard-gateway --bin switchyard >&2
+  cargo build --release --locked "${binaries[@]}" >&2
 instrumented="$work/instrumented/release/switchyard"
 
 source scripts/lib/pgo-train.sh
@@ -80,8 +110,11 @@ step "optimized gateway (-Cprofile-use)"
 # (crates/switchyard-gateway/build.rs adds --emit-relocs on this variable).
 SWITCHYARD_EMIT_RELOCS=$([ -n "$bolt" ] && echo 1 || echo 0) \
   RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$work/switchyard.profdata" CARGO_TARGET_DIR="$work/optimized" \
-  cargo build --release --locked -p switchyard-gateway --bin switchyard >&2
+  cargo build --release --locked "${binaries[@]}" >&2
 cp "$work/optimized/release/switchyard" "$work/switchyard"
+if [ "$with_desktop" = 1 ]; then
+  cp "$work/optimized/release/switchyard-desktop" "$work/switchyard-desktop"
+fi
 if [ -n "$bolt" ]; then
   if bash scripts/lib/bolt-layout.sh "$bolt" "$work" "$bench"; then
     cp "$work/bolted" "$work/switchyard"

@@ -11,6 +11,9 @@
 # arguments compare builds (or one build under an environment variable, after `@`);
 # the relay is always added last. RATE is each proxy's own: the client sends every
 # proxy RATE requests a second over one keep-alive connection, in turn.
+# A BIN named switchyard-desktop* is the desktop app, hosting its gateway under a
+# display of its own (Xvfb; see scripts/lib/soak-upstream.sh); its other
+# threads (GTK, WebKit's) are listed beside the lanes.
 #
 # KIND=agent sends a ~50 KB request shaped like a coding agent's
 # (scripts/lib/agent_body.py) instead of the benchmark's ~1 KB chat request.
@@ -44,9 +47,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-FIRST=${1#*=}; FIRST=${FIRST%%@*}
+# The soak's own gateway (it hosts the fake upstream): the first CLI among the
+# arguments, else the release build.
+SOAK_GATEWAY=$TARGET/release/switchyard
+for spec in "$@"; do
+  bin=${spec#*=}; bin=${bin%%@*}
+  [[ $(basename "$bin") == switchyard-desktop* ]] || { SOAK_GATEWAY=$bin; break; }
+done
 source scripts/lib/soak-upstream.sh
-start_soak_upstream "$FIRST"
+start_soak_upstream "$SOAK_GATEWAY"
 
 # One process per proxy, the relay last: "label pid port" lines in $WORK/proxies.
 start_proxies "$@"
