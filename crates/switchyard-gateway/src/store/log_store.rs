@@ -12,7 +12,7 @@ use sqlx::{Any, AnyPool};
 
 use super::client_requests::{REQUEST_INSERT, bind_request};
 use super::log_thread::LogThread;
-use super::multi_insert::{InsertQuery, LogValues, MultiInsert, chunk_sizes};
+use super::multi_insert::{InsertQuery, LogValues, MultiInsert, chunk_sizes, sqlite_chunk_sizes};
 use super::request_log::{ATTEMPT_INSERT, bind_attempt};
 use super::request_stats::{STATS_JSON, stats_rows};
 use super::{Location, LogBatch, PoolUse, RECLAIM_MIN_PAGES, Store, StoreError, StoreResult, connect};
@@ -202,24 +202,36 @@ impl LogStore {
 }
 
 /// A batch on SQLite, on the connection's thread: one transaction, each table's
-/// rows through its prepared single-row statement (SQLite's `INSERT OR FAIL`
-/// text, see `multi_insert`), then the per-minute counts. Any error returns
+/// rows through its prepared statements of a few sizes (SQLite's `INSERT OR FAIL`
+/// texts, see `multi_insert`), then the per-minute counts. Any error returns
 /// before the commit, and the transaction rolls back as it drops: a batch lands
 /// whole or not at all.
 fn write_sqlite(conn: &mut rusqlite::Connection, batch: LogBatch, stats: &str) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    {
-        let mut insert = tx.prepare_cached(ATTEMPT_INSERT.sqlite_row())?;
-        for row in batch.attempts {
-            bind_attempt(RowBinder::new(&mut insert), row).execute()?;
-        }
-        let mut insert = tx.prepare_cached(REQUEST_INSERT.sqlite_row())?;
-        for row in batch.requests {
-            bind_request(RowBinder::new(&mut insert), row).execute()?;
-        }
-        tx.prepare_cached(STATS_JSON.text())?.execute([stats])?;
-    }
+    insert_sqlite(&tx, &ATTEMPT_INSERT, batch.attempts, |values, row| bind_attempt(values, row))?;
+    insert_sqlite(&tx, &REQUEST_INSERT, batch.requests, |values, row| bind_request(values, row))?;
+    tx.prepare_cached(STATS_JSON.text())?.execute([stats])?;
     tx.commit()
+}
+
+/// `rows` through `insert`'s SQLite statements, [`SQLITE_CHUNKS`] rows at a time,
+/// each row's values bound in order by `bind`.
+///
+/// [`SQLITE_CHUNKS`]: super::multi_insert::SQLITE_CHUNKS
+fn insert_sqlite<R>(
+    tx: &rusqlite::Transaction<'_>,
+    insert: &MultiInsert,
+    rows: Vec<R>,
+    bind: impl for<'s, 'c> Fn(RowBinder<'s, 'c>, R) -> RowBinder<'s, 'c>,
+) -> rusqlite::Result<()> {
+    let sizes = sqlite_chunk_sizes(rows.len());
+    let mut rows = rows.into_iter();
+    for size in sizes {
+        let mut statement = tx.prepare_cached(insert.sqlite_text(size))?;
+        let binder = rows.by_ref().take(size).fold(RowBinder::new(&mut statement), &bind);
+        binder.execute()?;
+    }
+    Ok(())
 }
 
 /// Binds one row's values straight into a prepared statement, in order (no

@@ -9,9 +9,9 @@
 //! on the worker (`scripts/thread-cpu.sh 1 60`: the log was 168 of the gateway's
 //! 451 µs of CPU per request at one request a second, an agent's pace, most of it
 //! waking threads). Here a whole flush is one job: the writer hands the batch over
-//! (one wake-up), this thread writes it in one transaction, one prepared
-//! single-row statement per table stepped once per row with no hand-off between
-//! rows, and answers once (one wake-up back).
+//! (one wake-up), this thread writes it in one transaction, through prepared
+//! statements of a few row counts per table (`multi_insert`) with no hand-off
+//! between them, and answers once (one wake-up back).
 //!
 //! rusqlite uses the same `libsqlite3-sys` as sqlx (one SQLite build in the
 //! binary, with this crate's compile-time options), so both see the same file

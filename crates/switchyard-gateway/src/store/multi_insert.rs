@@ -4,12 +4,15 @@
 //! On Postgres (team mode) the writer goes through sqlx, one round trip per
 //! statement, so one statement carries up to [`CHUNKS`]`[0]` rows; chunk sizes are
 //! fixed powers of two so that only a handful of statement texts exist, each
-//! prepared once and cached by sqlx. On SQLite the writer steps a prepared
-//! single-row statement per row on its connection's own thread (`log_thread`), so
-//! it uses the one-row text.
+//! prepared once and cached by sqlx. On SQLite the writer steps prepared
+//! statements on its connection's own thread (`log_thread`), in chunks of
+//! [`SQLITE_CHUNKS`] rows: no round trip to save there, but each statement
+//! execution has a fixed cost (opening the table's and indexes' cursors and
+//! finding the end of the table, halting and resetting the program) that one
+//! statement of 16 rows pays once instead of 16 times.
 //!
-//! SQLite's one-row text has `?` placeholders and is `INSERT OR FAIL`. When the
-//! SQLite writer used multi-row statements, the default conflict algorithm
+//! SQLite's texts have `?` placeholders and are `INSERT OR FAIL`. When the
+//! SQLite writer first used multi-row statements, the default conflict algorithm
 //! (`ABORT`, for a `NOT NULL` column) made SQLite keep a statement journal so a
 //! statement could undo its own rows, and with `auto_vacuum` (ours: it lets
 //! retention shrink the file) that journal spilled into a temporary file (half of
@@ -107,13 +110,19 @@ where
 /// Rows per statement, largest first; a batch is split greedily.
 pub const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
 
+/// Rows per statement on SQLite, largest first. Fewer sizes than Postgres: the
+/// connection keeps every size's statement prepared (a compiled program each, a
+/// few KB per row it inserts), and beyond 16 rows the fixed cost per row is
+/// already small.
+pub const SQLITE_CHUNKS: [usize; 3] = [16, 4, 1];
+
 /// The statement texts of one table, one per chunk size.
 pub struct MultiInsert {
     head: &'static str,
     columns: usize,
     tail: &'static str,
     numbered: OnceLock<Vec<String>>,
-    sqlite_row: OnceLock<String>,
+    sqlite: OnceLock<Vec<String>>,
 }
 
 impl MultiInsert {
@@ -121,7 +130,7 @@ impl MultiInsert {
     /// `tail` what follows the values (a conflict clause, or nothing). SQLite's
     /// texts become `INSERT OR FAIL INTO …` (see the module's notes).
     pub const fn new(head: &'static str, columns: usize, tail: &'static str) -> MultiInsert {
-        MultiInsert { head, columns, tail, numbered: OnceLock::new(), sqlite_row: OnceLock::new() }
+        MultiInsert { head, columns, tail, numbered: OnceLock::new(), sqlite: OnceLock::new() }
     }
 
     /// Postgres's statement for `rows` rows (one of [`CHUNKS`]), with `$N`
@@ -134,9 +143,15 @@ impl MultiInsert {
         &texts[index]
     }
 
-    /// SQLite's statement for one row: `?` placeholders, `INSERT OR FAIL`.
-    pub fn sqlite_row(&self) -> &str {
-        self.sqlite_row.get_or_init(|| format!("{}{}{}", self.sqlite_head(), self.values(1, true), self.tail))
+    /// SQLite's statement for `rows` rows (one of [`SQLITE_CHUNKS`]): `?`
+    /// placeholders, `INSERT OR FAIL`.
+    pub fn sqlite_text(&self, rows: usize) -> &str {
+        let texts = self.sqlite.get_or_init(|| {
+            let head = self.sqlite_head();
+            SQLITE_CHUNKS.iter().map(|&n| format!("{head}{}{}", self.values(n, true), self.tail)).collect()
+        });
+        let index = SQLITE_CHUNKS.iter().position(|&n| n == rows).unwrap_or(SQLITE_CHUNKS.len() - 1);
+        &texts[index]
     }
 
     /// The head with SQLite's `OR FAIL` after the `INSERT`.
@@ -173,9 +188,19 @@ impl MultiInsert {
 }
 
 /// The sizes of [`CHUNKS`] a batch of `rows` rows splits into, largest first.
-pub fn chunk_sizes(mut rows: usize) -> impl Iterator<Item = usize> {
+pub fn chunk_sizes(rows: usize) -> impl Iterator<Item = usize> {
+    split(rows, &CHUNKS)
+}
+
+/// The sizes of [`SQLITE_CHUNKS`] a batch of `rows` rows splits into, largest first.
+pub fn sqlite_chunk_sizes(rows: usize) -> impl Iterator<Item = usize> {
+    split(rows, &SQLITE_CHUNKS)
+}
+
+/// `rows` split greedily into `sizes` (largest first, ending with 1).
+fn split(mut rows: usize, sizes: &'static [usize]) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
-        let size = CHUNKS.iter().copied().find(|&n| n <= rows)?;
+        let size = sizes.iter().copied().find(|&n| n <= rows)?;
         rows -= size;
         Some(size)
     })
@@ -191,7 +216,13 @@ mod tests {
         assert_eq!(insert.text(1), "INSERT INTO t (a, b) VALUES ($1,$2) ON CONFLICT DO NOTHING");
         assert_eq!(insert.text(2), "INSERT INTO t (a, b) VALUES ($1,$2), ($3,$4) ON CONFLICT DO NOTHING");
         assert!(insert.text(64).ends_with("($127,$128) ON CONFLICT DO NOTHING"));
-        assert_eq!(insert.sqlite_row(), "INSERT OR FAIL INTO t (a, b) VALUES (?,?) ON CONFLICT DO NOTHING");
+        assert_eq!(insert.sqlite_text(1), "INSERT OR FAIL INTO t (a, b) VALUES (?,?) ON CONFLICT DO NOTHING");
+        assert_eq!(
+            insert.sqlite_text(4),
+            "INSERT OR FAIL INTO t (a, b) VALUES (?,?), (?,?), (?,?), (?,?) ON CONFLICT DO NOTHING"
+        );
+        assert!(insert.sqlite_text(16).ends_with("(?,?), (?,?) ON CONFLICT DO NOTHING"));
+        assert_eq!(insert.sqlite_text(16).matches('?').count(), 32);
     }
 
     #[test]
@@ -201,5 +232,7 @@ mod tests {
         assert_eq!(sizes.iter().sum::<usize>(), 203);
         assert_eq!(chunk_sizes(64).collect::<Vec<_>>(), [64]);
         assert_eq!(chunk_sizes(0).count(), 0);
+        assert_eq!(sqlite_chunk_sizes(75).collect::<Vec<_>>(), [16, 16, 16, 16, 4, 4, 1, 1, 1]);
+        assert_eq!(sqlite_chunk_sizes(3).collect::<Vec<_>>(), [1, 1, 1]);
     }
 }
