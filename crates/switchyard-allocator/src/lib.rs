@@ -75,8 +75,9 @@ mod imp {
         // (`thread.tcache.flush`, `arena.<i>.purge`) neither read nor write a
         // value: jemalloc requires exactly null old/new pointers and a zero new
         // length for them, which is what this passes. The flush touches only the
-        // calling thread's cache; the purge takes each arena's own lock. jemalloc is linked by tikv-jemalloc-sys whether or not
-        // it is the global allocator, and initialises itself on a first call.
+        // calling thread's cache; the purge takes each arena's own lock. jemalloc
+        // is linked by tikv-jemalloc-sys whether or not it is the global
+        // allocator, and initialises itself on a first call.
         #[allow(unsafe_code)]
         let status = unsafe {
             tikv_jemalloc_sys::mallctl(

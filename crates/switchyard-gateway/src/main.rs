@@ -125,7 +125,7 @@ struct ServeArgs {
     /// Move the hot code onto huge pages at start (Linux, transparent huge pages on):
     /// fewer TLB misses for a request that runs cold. `false` keeps the code
     /// file-backed, for profilers that attach to the file (uprobes, perf).
-    #[arg(long, env = "SWITCHYARD_HUGE_TEXT", default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, env = switchyard_gateway::hot_text::ENV, default_value_t = true, action = clap::ArgAction::Set)]
     huge_text: bool,
 }
 

@@ -136,21 +136,31 @@ impl MultiInsert {
     /// Postgres's statement for `rows` rows (one of [`CHUNKS`]), with `$N`
     /// placeholders.
     pub fn text(&self, rows: usize) -> &str {
-        let texts = self.numbered.get_or_init(|| {
-            CHUNKS.iter().map(|&n| format!("{}{}{}", self.head, self.values(n, false), self.tail)).collect()
-        });
-        let index = CHUNKS.iter().position(|&n| n == rows).unwrap_or(CHUNKS.len() - 1);
-        &texts[index]
+        self.pick(&self.numbered, &CHUNKS, rows, || self.head.to_owned(), false)
     }
 
     /// SQLite's statement for `rows` rows (one of [`SQLITE_CHUNKS`]): `?`
     /// placeholders, `INSERT OR FAIL`.
     pub fn sqlite_text(&self, rows: usize) -> &str {
-        let texts = self.sqlite.get_or_init(|| {
-            let head = self.sqlite_head();
-            SQLITE_CHUNKS.iter().map(|&n| format!("{head}{}{}", self.values(n, true), self.tail)).collect()
+        self.pick(&self.sqlite, &SQLITE_CHUNKS, rows, || self.sqlite_head(), true)
+    }
+
+    /// The text for `rows` rows among one dialect's `texts`, made on first use for
+    /// every size in `sizes` from that dialect's head and placeholders (`?` when
+    /// `anonymous`, else `$N`).
+    fn pick<'a>(
+        &self,
+        texts: &'a OnceLock<Vec<String>>,
+        sizes: &[usize],
+        rows: usize,
+        head: impl FnOnce() -> String,
+        anonymous: bool,
+    ) -> &'a str {
+        let texts = texts.get_or_init(|| {
+            let head = head();
+            sizes.iter().map(|&n| format!("{head}{}{}", self.values(n, anonymous), self.tail)).collect()
         });
-        let index = SQLITE_CHUNKS.iter().position(|&n| n == rows).unwrap_or(SQLITE_CHUNKS.len() - 1);
+        let index = sizes.iter().position(|&n| n == rows).unwrap_or(sizes.len() - 1);
         &texts[index]
     }
 
