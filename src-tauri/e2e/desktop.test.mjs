@@ -25,6 +25,7 @@ import {
   start,
   stopAll,
   waitFor,
+  webProcesses,
 } from "./harness.mjs";
 
 const TOKEN = "sym-desktop-e2e-token";
@@ -170,17 +171,68 @@ test("the hosted gateway's hot code runs from huge pages, as in switchyard serve
   }
 });
 
-test("a second launch hands over to the running app and exits", async () => {
-  // Without single-instance the second copy would meet its own port taken and stay
-  // up with an error window; with it, it signals the first (which shows its window)
-  // and exits at once.
+/** Launches the app again: it hands over to the running one (which shows its window) and exits. */
+async function secondLaunch() {
   const second = spawn(appBin, [], { env: { ...process.env, ...appEnv }, stdio: "ignore" });
   const code = await Promise.race([
     new Promise((resolve) => second.once("exit", (c) => resolve(c))),
     new Promise((resolve) => setTimeout(() => resolve("still running"), 20000)),
   ]);
   if (code === "still running") second.kill("SIGKILL");
+  return code;
+}
+
+test("a second launch hands over to the running app and exits", async () => {
+  // Without single-instance the second copy would meet its own port taken and stay
+  // up with an error window; with it, it signals the first (which shows its window)
+  // and exits at once.
+  const code = await secondLaunch();
   assert.equal(code, 0, "the second launch should exit");
   assert.equal((await api("GET", "/api/gateway")).status, 200, "the first app still serves");
   assert.match(await browser.getTitle(), /Switchyard$/, "the first window is still there");
+});
+
+/** Ctrl+W. When it destroys the window, the key's release has no window left to go to. */
+async function pressCtrlW() {
+  try {
+    await browser.keys(["Control", "w"]);
+  } catch (e) {
+    if (e.name !== "no such window") throw e;
+  }
+}
+
+// Last: it ends with the session's first window destroyed.
+test("closing the window keeps it hidden while a draft is unsaved, and otherwise frees its webview", async () => {
+  const pid = await waitFor("the app's process", async () => appPid(`SWITCHYARD_PORT=${port}`));
+  const first = webProcesses(pid);
+  assert.equal(first.length, 1, "one web process for the open window");
+  const visibility = () => browser.execute(() => document.visibilityState);
+
+  // A draft: Ctrl+W hides the window and keeps its page (and web process).
+  await openPage("Resilience", "Resilience");
+  const input = await browser.$('[data-path="/sessionAffinityTtlMs"]');
+  await input.waitForDisplayed({ timeout: 15000 });
+  await input.clearValue();
+  await input.addValue("120000");
+  await pressCtrlW();
+  await waitFor("the window hidden", async () => (await visibility()) === "hidden");
+  assert.deepEqual(webProcesses(pid), first, "the page lives on while hidden");
+  assert.equal(await secondLaunch(), 0);
+  await waitFor("the window shown again", async () => (await visibility()) === "visible");
+  assert.equal(await input.getValue(), "120000", "the draft survived the close");
+
+  // No draft: Ctrl+W destroys the window; its web process ends, the gateway serves on.
+  const discard = await browser.$('//button[normalize-space()="Discard changes"]');
+  await discard.click();
+  await pressCtrlW();
+  await waitFor("the web process to end", async () => webProcesses(pid).length === 0);
+  assert.equal((await api("GET", "/api/gateway")).status, 200, "the app and its gateway run on in the tray");
+
+  // Opening it again (here a second launch; the tray's Open does the same) makes a new one.
+  assert.equal(await secondLaunch(), 0);
+  const next = await waitFor("a new web process", async () => {
+    const now = webProcesses(pid);
+    return now.length === 1 && now[0] !== first[0] ? now : null;
+  });
+  assert.notDeepEqual(next, first);
 });

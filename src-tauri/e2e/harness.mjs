@@ -149,3 +149,21 @@ export function hugePagesOn() {
   };
   return /\[(always|madvise)\]/.test(read("enabled")) && read("hpage_pmd_size").trim() === "2097152";
 }
+
+/** The pids of the WebKit web processes desktop app `pid` started (one per live webview). */
+export function webProcesses(pid) {
+  const found = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      // "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'.
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid && comm.startsWith("WebKitWebProces")) found.push(Number(entry));
+    } catch {
+      // Gone.
+    }
+  }
+  return found;
+}

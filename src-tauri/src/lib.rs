@@ -31,7 +31,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::sync::Arc;
 
-use tauri::{Manager, RunEvent, WindowEvent};
+use tauri::{Manager, RunEvent};
 
 use crate::host::{GatewayHost, gateway_config};
 
@@ -98,6 +98,8 @@ macro_rules! specta_builder {
                 desktop_prefs_get::<$r>,
                 desktop_prefs_set::<$r>,
                 desktop_status,
+                desktop_set_unsaved_edits,
+                desktop_close_window::<$r>,
             ])
             // The validator's ranges table and the default settings document, so UI
             // tests and forms see the Rust values instead of a hand-kept copy.
@@ -155,6 +157,7 @@ pub fn run() {
         ))
         .plugin(tauri_plugin_clipboard_manager::init())
         .manage(GatewayHost::default())
+        .manage(window::UnsavedEdits::default())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -191,15 +194,7 @@ pub fn run() {
             }
             Ok(())
         })
-        .on_window_event(|window, event| {
-            if let WindowEvent::CloseRequested { api, .. } = event
-                && window.label() == window::MAIN
-            {
-                // Closing the window keeps the app (and the gateway) in the tray.
-                api.prevent_close();
-                let _ = window.hide();
-            }
-        })
+        .on_window_event(window::on_event)
         .build(tauri::generate_context!());
     let app = match app {
         Ok(app) => app,

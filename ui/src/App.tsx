@@ -14,6 +14,7 @@ import { useDesktopPrefsQuery, useDesktopStatusQuery } from "./features/preferen
 import { PreferencesPage } from "./features/preferences/PreferencesPage";
 import { ResiliencePage } from "./features/resilience/ResiliencePage";
 import { askToLeave, hrefFor, ROUTES, useRoute, type RouteId } from "./router";
+import { useDesktopWindow } from "./shared/desktopWindow";
 import { hasUnsavedChanges } from "./shared/unsavedChanges";
 import { SelectField } from "./shared/fields";
 import { applyTheme, THEME_OPTIONS, useStoredTheme, type Theme } from "./theme";
@@ -78,6 +79,7 @@ export function App() {
   const Page = PAGES[route];
   const desktop = api.desktopPrefsGet !== undefined;
   const routes = ROUTES.filter((r) => desktop || !("desktopOnly" in r));
+  useDesktopWindow();
 
   useEffect(() => {
     const label = ROUTES.find((r) => r.id === route)?.label ?? "";

@@ -79,6 +79,8 @@ export function createIpcApi(): Api {
     desktopPrefsGet: () => unwrap(commands.desktopPrefsGet()),
     desktopPrefsSet: (prefs) => unwrap(commands.desktopPrefsSet(prefs)),
     desktopStatus: () => unwrap(commands.desktopStatus()),
+    desktopSetUnsavedEdits: (unsaved) => unwrap(commands.desktopSetUnsavedEdits(unsaved)).then(() => undefined),
+    desktopCloseWindow: () => unwrap(commands.desktopCloseWindow()).then(() => undefined),
     subscribe(onEvent, onMode) {
       let stopped = false;
       const unlisteners: UnlistenFn[] = [];

@@ -171,6 +171,13 @@ export interface Api {
   desktopPrefsSet?(prefs: DesktopPrefs): Promise<DesktopPrefs>;
   /** Desktop only (absent over HTTP). */
   desktopStatus?(): Promise<DesktopStatusView>;
+  /**
+   * Desktop only (absent over HTTP): whether a page has unsaved edits. Closing the
+   * window keeps it (hidden) while it has them, and destroys it otherwise.
+   */
+  desktopSetUnsavedEdits?(unsaved: boolean): Promise<void>;
+  /** Desktop only (absent over HTTP): closes the window as its close button does. */
+  desktopCloseWindow?(): Promise<void>;
 
   /**
    * Subscribes to change events. `onEvent` receives each event name; `onMode` learns

@@ -159,6 +159,17 @@ export const commands = {
 	desktopPrefsSet: (prefs: DesktopPrefs) => typedError<DesktopPrefs, IpcError>(__TAURI_INVOKE("desktop_prefs_set", { prefs })),
 	/**  Whether the hosted gateway runs, and why not (e.g. its port is taken). */
 	desktopStatus: () => typedError<DesktopStatusView, IpcError>(__TAURI_INVOKE("desktop_status")),
+	/**
+	 *  Whether the settings page has edits not saved yet (the UI's unsaved-changes
+	 *  guard, as it turns on and off): closing the window then hides it instead of
+	 *  destroying it, so the draft survives.
+	 */
+	desktopSetUnsavedEdits: (unsaved: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("desktop_set_unsaved_edits", { unsaved })),
+	/**
+	 *  Closes the calling window as its title bar's close button does (the UI's
+	 *  Ctrl+W): destroyed, or hidden while it has unsaved edits.
+	 */
+	desktopCloseWindow: () => typedError<null, IpcError>(__TAURI_INVOKE("desktop_close_window")),
 };
 
 /** Events */

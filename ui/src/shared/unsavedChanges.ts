@@ -1,11 +1,25 @@
 // The unsaved-changes guard: a form with edits not saved yet registers itself while
 // it has them; leaving the page then asks to confirm (a sidebar link, any other
 // link, a typed address or Back: see router.ts), and closing or reloading the window
-// asks the browser's own question (`beforeunload`).
+// asks the browser's own question (`beforeunload`). The desktop window hears when
+// edits appear and go (`onUnsavedChangesChange`): closing it then keeps the page.
 import { useEffect } from "react";
 
 /** What each guarding form would lose, by registration. */
 const guards = new Map<symbol, string>();
+
+/** Told when the page starts or stops having unsaved edits (the desktop window). */
+const listeners = new Set<(unsaved: boolean) => void>();
+
+/** Calls `listener` each time unsaved edits appear or go; returns the unsubscribe. */
+export function onUnsavedChangesChange(listener: (unsaved: boolean) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function tell(unsaved: boolean) {
+  for (const listener of listeners) listener(unsaved);
+}
 
 /** Whether some form has unsaved edits now. */
 export function hasUnsavedChanges(): boolean {
@@ -36,10 +50,16 @@ export function useUnsavedChangesGuard(dirty: boolean, what: string) {
     if (!dirty) return;
     const id = Symbol(what);
     guards.set(id, what);
-    if (guards.size === 1) window.addEventListener("beforeunload", onBeforeUnload);
+    if (guards.size === 1) {
+      window.addEventListener("beforeunload", onBeforeUnload);
+      tell(true);
+    }
     return () => {
       guards.delete(id);
-      if (guards.size === 0) window.removeEventListener("beforeunload", onBeforeUnload);
+      if (guards.size === 0) {
+        window.removeEventListener("beforeunload", onBeforeUnload);
+        tell(false);
+      }
     };
   }, [dirty, what]);
 }

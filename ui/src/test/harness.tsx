@@ -36,6 +36,8 @@ export function defaultHandlers(): Handlers {
     monitoring_health: () => f.health(),
     desktop_prefs_get: () => f.desktopPrefs(),
     desktop_status: () => ({ running: true, listen: "127.0.0.1:7821", error: null }),
+    desktop_set_unsaved_edits: () => null,
+    desktop_close_window: () => null,
     connections_list: () => [],
     combos_list: () => [],
     rate_limits_get: () => f.rateLimits(),
