@@ -12,9 +12,7 @@ use switchyard_gateway::clock::ManualClock;
 use switchyard_testkit::{FakeUpstream, Reply, wire};
 use switchyard_tests::{MANAGEMENT_TOKEN, TestGateway, client_key_toml};
 use switchyard_types::UnixMillis;
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets};
-use tauri::webview::InvokeRequest;
+use tauri::test::{MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets};
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
 use crate::host::GatewayHost;
@@ -92,15 +90,7 @@ impl Harness {
     }
 
     fn ipc(&self, cmd: &str, args: &Value) -> Result<Value, Value> {
-        let request = InvokeRequest {
-            cmd: cmd.to_owned(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: "tauri://localhost".parse().unwrap_or_else(|e| panic!("{e}")),
-            body: InvokeBody::Json(args.clone()),
-            headers: Default::default(),
-            invoke_key: INVOKE_KEY.to_owned(),
-        };
+        let request = super::ipc_request(cmd, args.clone());
         get_ipc_response(&self.webview, request)
             .map(|body| body.deserialize::<Value>().unwrap_or_else(|e| panic!("{cmd}: {e}")))
     }
