@@ -24,6 +24,7 @@ import {
   lineMatching,
   start,
   stopAll,
+  threadNames,
   waitFor,
   webProcesses,
 } from "./harness.mjs";
@@ -190,6 +191,17 @@ test("a second launch hands over to the running app and exits", async () => {
   assert.equal(code, 0, "the second launch should exit");
   assert.equal((await api("GET", "/api/gateway")).status, 200, "the first app still serves");
   assert.match(await browser.getTitle(), /Switchyard$/, "the first window is still there");
+});
+
+test("single instance's session-bus connection leaves no thread polling the idle app", async () => {
+  // zbus on async-io connected through the `blocking` crate's pool, whose idle
+  // thread woke every 500 ms for good, and ran an async-io reactor thread; on
+  // tokio (src-tauri/Cargo.toml) neither exists. The second launch above has used
+  // the connection, so it is up.
+  const pid = await waitFor("the app's process", async () => appPid(`SWITCHYARD_PORT=${port}`));
+  const names = threadNames(pid);
+  assert.ok(names.includes("switchyard-lane"), names.join(", "));
+  assert.deepEqual(names.filter((n) => /^blocking-|^async-io/.test(n)), [], names.join(", "));
 });
 
 /** Ctrl+W. When it destroys the window, the key's release has no window left to go to. */

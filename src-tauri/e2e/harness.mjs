@@ -167,3 +167,14 @@ export function webProcesses(pid) {
   }
   return found;
 }
+
+/** The names of process `pid`'s threads. */
+export function threadNames(pid) {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+    } catch {
+      return "";
+    }
+  });
+}
