@@ -39,10 +39,12 @@ pub async fn desktop_status(host: State<'_, GatewayHost>) -> IpcResult<DesktopSt
 
 /// Whether the settings page has edits not saved yet (the UI's unsaved-changes
 /// guard, as it turns on and off): closing the window then hides it instead of
-/// destroying it, so the draft survives.
+/// destroying it, so the draft survives. Synchronous, as is the close below: tauri
+/// runs such commands on the main thread in the order the page sent them, so a
+/// close always sees the report sent before it.
 #[tauri::command]
 #[specta::specta]
-pub async fn desktop_set_unsaved_edits(edits: State<'_, UnsavedEdits>, unsaved: bool) -> IpcResult<()> {
+pub fn desktop_set_unsaved_edits(edits: State<'_, UnsavedEdits>, unsaved: bool) -> IpcResult<()> {
     edits.set(unsaved);
     Ok(())
 }
@@ -51,7 +53,7 @@ pub async fn desktop_set_unsaved_edits(edits: State<'_, UnsavedEdits>, unsaved: 
 /// Ctrl+W): destroyed, or hidden while it has unsaved edits.
 #[tauri::command]
 #[specta::specta]
-pub async fn desktop_close_window<R: Runtime>(window: WebviewWindow<R>) -> IpcResult<()> {
+pub fn desktop_close_window<R: Runtime>(window: WebviewWindow<R>) -> IpcResult<()> {
     window
         .close()
         .map_err(|e| IpcError::new(ErrorCode::InternalError, format!("could not close the window: {e}")))

@@ -162,7 +162,9 @@ export const commands = {
 	/**
 	 *  Whether the settings page has edits not saved yet (the UI's unsaved-changes
 	 *  guard, as it turns on and off): closing the window then hides it instead of
-	 *  destroying it, so the draft survives.
+	 *  destroying it, so the draft survives. Synchronous, as is the close below: tauri
+	 *  runs such commands on the main thread in the order the page sent them, so a
+	 *  close always sees the report sent before it.
 	 */
 	desktopSetUnsavedEdits: (unsaved: boolean) => typedError<null, IpcError>(__TAURI_INVOKE("desktop_set_unsaved_edits", { unsaved })),
 	/**
