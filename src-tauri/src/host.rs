@@ -11,11 +11,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
+use switchyard_gateway::clock::SystemClock;
 use switchyard_gateway::conn::lane_memory;
 use switchyard_gateway::control::Control;
 use switchyard_gateway::management::ManagementService;
 use switchyard_gateway::{Gateway, GatewayConfig};
 use switchyard_types::ErrorCode;
+use tokio::sync::oneshot;
 
 use crate::ipc_error::{IpcError, IpcResult};
 
@@ -47,7 +49,63 @@ struct Running {
     management: ManagementService,
     addr: SocketAddr,
     /// `None` when the gateway is owned elsewhere (tests attach one).
-    gateway: Option<Gateway>,
+    gateway: Option<GatewayThread>,
+}
+
+/// The gateway's own thread, running it on the runtime `switchyard serve` runs it
+/// on (`lane_memory::main_runtime`: one thread, its allocator cache handed back
+/// after a burst) rather than on tauri's runtime, whose two work-stealing workers
+/// have no park hook and pass the accept loop's and the writers' tasks between
+/// them. tauri's runtime keeps the IPC commands, which call the gateway's
+/// management service from there as before.
+struct GatewayThread {
+    stop: oneshot::Sender<()>,
+    stopped: oneshot::Receiver<()>,
+}
+
+impl GatewayThread {
+    /// Starts the gateway on a new thread; returns once it listens (or failed to).
+    /// Needs no async runtime of the caller's: only channel waits.
+    async fn start(config: GatewayConfig) -> anyhow::Result<(GatewayThread, ManagementService, SocketAddr)> {
+        let (started_tx, started) = oneshot::channel::<anyhow::Result<(ManagementService, SocketAddr)>>();
+        let (stop, stop_rx) = oneshot::channel::<()>();
+        let (stopped_tx, stopped) = oneshot::channel::<()>();
+        let memory = config.thread_memory.clone();
+        std::thread::Builder::new().name("switchyard-main".to_owned()).spawn(move || {
+            let runtime = match lane_memory::main_runtime(memory, Arc::new(SystemClock)) {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = started_tx
+                        .send(Err(anyhow::Error::from(e).context("starting the gateway's runtime")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                match Gateway::start(config).await {
+                    Ok(gateway) => {
+                        let _ = started_tx.send(Ok((gateway.management().clone(), gateway.addr())));
+                        // A stop request, or the host gone without one: stop either way.
+                        let _ = stop_rx.await;
+                        gateway.shutdown().await;
+                    }
+                    Err(e) => {
+                        let _ = started_tx.send(Err(e));
+                    }
+                }
+            });
+            drop(runtime);
+            let _ = stopped_tx.send(());
+        })?;
+        let (management, addr) =
+            started.await.map_err(|_| anyhow::anyhow!("the gateway's thread ended while starting"))??;
+        Ok((GatewayThread { stop, stopped }, management, addr))
+    }
+
+    /// Stops the gateway gracefully and waits until its thread has.
+    async fn shutdown(self) {
+        let _ = self.stop.send(());
+        let _ = self.stopped.await;
+    }
 }
 
 /// The hosted gateway (managed tauri state).
@@ -88,14 +146,10 @@ impl GatewayHost {
     /// Starts the gateway; on failure records a user-facing reason.
     pub async fn start(&self, config: GatewayConfig) -> Result<(), String> {
         let listen = config.listen;
-        match Gateway::start(config).await {
-            Ok(gateway) => {
-                tracing::info!(event = "desktop.gateway_started", listen = %gateway.addr());
-                self.set(HostState::Running(Box::new(Running {
-                    management: gateway.management().clone(),
-                    addr: gateway.addr(),
-                    gateway: Some(gateway),
-                })));
+        match GatewayThread::start(config).await {
+            Ok((thread, management, addr)) => {
+                tracing::info!(event = "desktop.gateway_started", listen = %addr);
+                self.set(HostState::Running(Box::new(Running { management, addr, gateway: Some(thread) })));
                 Ok(())
             }
             Err(e) => {
@@ -214,6 +268,43 @@ mod tests {
         assert!(after - before >= 4 << 20, "jemalloc counted {} bytes", after - before);
         drop(block);
         memory.release();
+    }
+
+    /// The status line of a `GET path` to `addr` (plain std sockets: no runtime here).
+    fn status_line(addr: SocketAddr, path: &str) -> String {
+        use std::io::{BufRead, BufReader, Write};
+        let mut stream = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{addr}: {e}"));
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).unwrap_or_else(|e| panic!("{e}"));
+        line.trim_end().to_owned()
+    }
+
+    #[test]
+    fn the_gateway_runs_on_a_thread_of_its_own_and_outlives_the_runtime_that_started_it() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut config = GatewayConfig::new(dir.path().to_path_buf());
+        config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        let host = GatewayHost::default();
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        // Started from a runtime that is then dropped: on it, the accept loop and the
+        // writers' tasks would have gone with it.
+        runtime().block_on(host.start(config)).unwrap_or_else(|e| panic!("{e}"));
+        let addr = host
+            .running()
+            .map(|(_, addr)| addr)
+            .unwrap_or_else(|| panic!("not running: {:?}", host.status()));
+        assert_eq!(status_line(addr, "/api/hello"), "HTTP/1.1 200 OK");
+        assert_eq!(status_line(addr, "/api/hello"), "HTTP/1.1 200 OK", "and keeps serving");
+        runtime().block_on(host.shutdown());
+        assert!(std::net::TcpStream::connect(addr).is_err(), "stopped: nothing listens on {addr}");
+        assert!(!host.status().running);
     }
 
     #[test]

@@ -327,16 +327,12 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// background writers. A second worker would only cost a thread, its allocator
 /// arena (~0.5 MB of idle RSS with two) and the wake-ups work stealing adds. The
 /// accept loop allocates each new connection's task and socket state here, so this
-/// thread, like the lanes, hands its allocator cache back after a burst.
+/// thread, like the lanes, hands its allocator cache back after a burst
+/// (`lane_memory::main_runtime`, which the desktop app's gateway thread uses too).
 fn main() -> anyhow::Result<()> {
-    let mut builder = tokio::runtime::Builder::new_current_thread();
-    builder.enable_all();
-    let trim = lane_memory::jemalloc_threads()
-        .map(|memory| lane_memory::trim_after_bursts(&mut builder, memory, std::sync::Arc::new(SystemClock)));
-    let runtime = builder.build().context("starting the async runtime")?;
-    if let Some(trim) = trim {
-        runtime.spawn(trim);
-    }
+    let runtime =
+        lane_memory::main_runtime(lane_memory::jemalloc_threads(), std::sync::Arc::new(SystemClock))
+            .context("starting the async runtime")?;
     runtime.block_on(run())
 }
 

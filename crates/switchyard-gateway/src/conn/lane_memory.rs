@@ -131,6 +131,26 @@ pub fn trim_after_bursts(
     lane.trim(clock)
 }
 
+/// The runtime the gateway's own background work runs on (the accept loop, the
+/// writers' tasks, timers), as `switchyard serve` and the desktop app both start it:
+/// one thread (client connections run on the lanes, so a second worker would only
+/// add work-stealing wake-ups and an allocator arena), with the trim after bursts
+/// when `memory` is the allocator's (the accept loop allocates each new
+/// connection's task here). Build it on the thread that will run it.
+pub fn main_runtime(
+    memory: Option<Arc<dyn ThreadMemory>>,
+    clock: Arc<dyn GatewayClock>,
+) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_all();
+    let trim = memory.map(|memory| trim_after_bursts(&mut builder, memory, clock));
+    let runtime = builder.build()?;
+    if let Some(trim) = trim {
+        runtime.spawn(trim);
+    }
+    Ok(runtime)
+}
+
 impl LaneMemory {
     fn new(memory: Arc<dyn ThreadMemory>) -> Arc<LaneMemory> {
         Arc::new(LaneMemory {
