@@ -214,7 +214,7 @@ async function pressCtrlW() {
 }
 
 // Last: it ends with the session's first window destroyed.
-test("closing the window keeps it hidden while a draft is unsaved, and otherwise frees its webview", async () => {
+test("closing the window keeps it hidden while a draft is unsaved, and otherwise frees its webview until it is opened again, on the same page", async () => {
   const pid = await waitFor("the app's process", async () => appPid(`SWITCHYARD_PORT=${port}`));
   const first = webProcesses(pid);
   assert.equal(first.length, 1, "one web process for the open window");
@@ -247,4 +247,13 @@ test("closing the window keeps it hidden while a draft is unsaved, and otherwise
     return now.length === 1 && now[0] !== first[0] ? now : null;
   });
   assert.notDeepEqual(next, first);
+  // It opens on the page it was closed on.
+  const reopened = await waitFor("the new window in the session", async () => {
+    const handles = await browser.getWindowHandles();
+    return handles.length > 0 ? handles[handles.length - 1] : null;
+  });
+  await browser.switchToWindow(reopened);
+  const h1 = await browser.$('//main//h1[normalize-space()="Resilience"]');
+  await h1.waitForDisplayed({ timeout: 15000 });
+  assert.match(await browser.getUrl(), /#\/resilience$/);
 });

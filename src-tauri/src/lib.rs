@@ -158,6 +158,7 @@ pub fn run() {
         .plugin(tauri_plugin_clipboard_manager::init())
         .manage(GatewayHost::default())
         .manage(window::UnsavedEdits::default())
+        .manage(window::LastPage::default())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

@@ -1,13 +1,14 @@
 //! The settings window's making on tauri's mock runtime: `show_main` builds it from
 //! its config entry when it does not exist (on the page asked for), and reuses it
-//! while it does; the UI's unsaved-edits report reaches the state a close reads.
+//! while it does, and reopens on the page it was closed on; the UI's unsaved-edits
+//! report reaches the state a close reads.
 
 use serde_json::json;
 use tauri::test::{MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets};
 use tauri::utils::config::WindowConfig;
 use tauri::{App, Manager};
 
-use crate::window::{MAIN, UnsavedEdits, show_main};
+use crate::window::{LastPage, MAIN, UnsavedEdits, opening_route, remember_page, show_main};
 
 fn app() -> App<MockRuntime> {
     let mut context = mock_context(noop_assets());
@@ -16,6 +17,7 @@ fn app() -> App<MockRuntime> {
         vec![WindowConfig { label: MAIN.to_owned(), create: false, visible: false, ..Default::default() }];
     mock_builder()
         .manage(UnsavedEdits::default())
+        .manage(LastPage::default())
         .invoke_handler(crate::specta_builder!(MockRuntime).invoke_handler())
         .build(context)
         .unwrap_or_else(|e| panic!("mock app: {e}"))
@@ -56,4 +58,18 @@ fn the_unsaved_edits_command_sets_what_a_close_decides_on() {
         get_ipc_response(&webview, request).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(edits(), unsaved);
     }
+}
+
+#[test]
+fn a_closed_window_opens_again_on_the_page_it_was_closed_on() {
+    let app = app();
+    show_main(app.handle(), Some("model-lockout"));
+    // What the close handler does before tauri destroys the window (the mock
+    // runtime does not destroy one).
+    remember_page(app.handle());
+    assert_eq!(opening_route(app.handle(), None).as_deref(), Some("model-lockout"));
+    assert_eq!(opening_route(app.handle(), None), None, "used once");
+    remember_page(app.handle());
+    assert_eq!(opening_route(app.handle(), Some("cooldowns")).as_deref(), Some("cooldowns"), "asked wins");
+    assert_eq!(opening_route(app.handle(), None), None, "and the remembered page is dropped");
 }
