@@ -155,24 +155,35 @@ export function SettingsCard({
         <SettingsCardFooter
           title={title}
           errors={errors}
-          busy={busy || reloading}
-          busyText={reloading ? "Reloading…" : undefined}
+          busy={busy}
+          reloading={reloading}
           dirty={dirty}
           status={status}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
           onReload={() => void reload()}
-          onDiscard={() => {
-            const stale = errors.error?.isPreconditionFailed === true;
-            edits.discard();
-            errors.clear();
-            setStatus(null);
-            // The settings on screen are known to be out of date: show the current ones.
-            if (stale) void reload();
-          }}
+          onDiscard={() => discardEdits(edits, errors, setStatus, reload)}
         />
       </form>
     </section>
   );
+}
+
+/**
+ * Discard changes in a versioned settings form: the edits, the errors and the
+ * status go; after a save refused as stale the document on screen is known to be
+ * out of date, so the current one is fetched too.
+ */
+export function discardEdits(
+  edits: { discard(): void },
+  errors: ReturnType<typeof useFieldErrors>,
+  setStatus: (status: string | null) => void,
+  reload: () => Promise<void>,
+) {
+  const stale = errors.error?.isPreconditionFailed === true;
+  edits.discard();
+  errors.clear();
+  setStatus(null);
+  if (stale) void reload();
 }
 
 /**
@@ -184,8 +195,8 @@ export function SettingsCard({
 export function SettingsCardFooter({
   title,
   errors,
-  busy,
-  busyText = "Saving…",
+  busy: saving,
+  reloading = false,
   dirty,
   status,
   onReset,
@@ -195,9 +206,10 @@ export function SettingsCardFooter({
 }: {
   title: string;
   errors: ReturnType<typeof useFieldErrors>;
+  /** A save (or reset) is under way. */
   busy: boolean;
-  /** The status while busy. */
-  busyText?: string;
+  /** A reload is under way (the buttons wait for it too). */
+  reloading?: boolean;
   dirty: boolean;
   status: ReactNode;
   onReset?: () => void;
@@ -207,6 +219,7 @@ export function SettingsCardFooter({
   /** The subject of the "changed elsewhere" text. */
   what?: string;
 }) {
+  const busy = saving || reloading;
   return (
     <>
       {errors.error?.isPreconditionFailed ? (
@@ -233,7 +246,7 @@ export function SettingsCardFooter({
           </button>
         )}
         <span className="card-status" role="status">
-          {busy ? busyText : status}
+          {reloading ? "Reloading…" : saving ? "Saving…" : status}
         </span>
       </div>
     </>

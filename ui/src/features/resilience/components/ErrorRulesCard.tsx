@@ -11,7 +11,7 @@ import { reloadedText } from "../../../shared/ChangedElsewhere";
 import { NumberField, SelectField, TextField } from "../../../shared/fields";
 import { humanize } from "../../../shared/format";
 import { formatRange, type RangeLookup } from "../../../shared/ranges";
-import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
+import { discardEdits, fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
 import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
@@ -311,20 +311,13 @@ export function ErrorRulesCard({
         <SettingsCardFooter
           title={TITLE}
           errors={errors}
-          busy={busy || reloading}
-          busyText={reloading ? "Reloading…" : undefined}
+          busy={busy}
+          reloading={reloading}
           dirty={dirty}
           status={status}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
           onReload={() => void reload()}
-          onDiscard={() => {
-            const stale = errors.error?.isPreconditionFailed === true;
-            edits.discard();
-            errors.clear();
-            setStatus(null);
-            // The list on screen is known to be out of date: show the current one.
-            if (stale) void reload();
-          }}
+          onDiscard={() => discardEdits(edits, errors, setStatus, reload)}
         />
       </form>
     </section>
