@@ -4,8 +4,9 @@
 //! when they close it. A loaded page is a WebKit web process beside the app's own
 //! (~300 MB of RSS open on the Overview, 186 MB hidden, and the page's timers:
 //! ADR 0004 decision 9); a tray app that sits closed all day holds none of it.
-//! Closing keeps the window, hidden, only while a page has edits not saved yet (the
-//! UI's unsaved-changes guard reports them), so a close never loses a draft.
+//! What a user would miss is kept: it opens again on the page it was closed on, and
+//! closing only hides it while a page has edits not saved yet (the UI's
+//! unsaved-changes guard reports them), so a close never loses a draft.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
