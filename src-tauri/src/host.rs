@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
-use switchyard_gateway::clock::SystemClock;
 use switchyard_gateway::conn::lane_memory;
 use switchyard_gateway::control::Control;
 use switchyard_gateway::management::ManagementService;
@@ -70,9 +69,10 @@ impl GatewayThread {
         let (started_tx, started) = oneshot::channel::<anyhow::Result<(ManagementService, SocketAddr)>>();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let (stopped_tx, stopped) = oneshot::channel::<()>();
-        let memory = config.thread_memory.clone();
+        // The gateway's own clock times the trim's quiet wait, as it does the lanes'.
+        let (memory, clock) = (config.thread_memory.clone(), config.clock.clone());
         std::thread::Builder::new().name("switchyard-main".to_owned()).spawn(move || {
-            let runtime = match lane_memory::main_runtime(memory, Arc::new(SystemClock)) {
+            let runtime = match lane_memory::main_runtime(memory, clock) {
                 Ok(runtime) => runtime,
                 Err(e) => {
                     let _ = started_tx

@@ -119,10 +119,9 @@ pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     if window.label() != MAIN {
         return;
     }
-    let edits = window.state::<UnsavedEdits>();
     match event {
         WindowEvent::CloseRequested { api, .. } => {
-            if edits.get() {
+            if window.state::<UnsavedEdits>().get() {
                 api.prevent_close();
                 let _ = window.hide();
                 tracing::info!(event = "desktop.window_hidden", "kept hidden: a page has unsaved edits");
@@ -131,7 +130,7 @@ pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
             }
         }
         WindowEvent::Destroyed => {
-            edits.set(false);
+            window.state::<UnsavedEdits>().set(false);
             tracing::info!(event = "desktop.window_closed");
         }
         _ => {}
