@@ -153,9 +153,22 @@ impl Admitted {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        self.slots.open.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.id);
+        let mut open = self.slots.open.lock().unwrap_or_else(PoisonError::into_inner);
+        open.remove(&self.id);
+        // The table never shrinks on removal: after a burst of thousands of
+        // connections it would keep the peak's size (5,000 connections: 136 KB) for
+        // the process's life. Once it is mostly empty it is rebuilt at twice what it
+        // holds, so closing a burst's connections one by one rebuilds it a few times
+        // (each smaller than the last), and steady traffic never does.
+        if open.capacity() > REGISTRY_KEPT && open.len() < open.capacity() / 8 {
+            let len = open.len();
+            open.shrink_to(len * 2);
+        }
     }
 }
+
+/// Connections the registry keeps room for however few are open.
+const REGISTRY_KEPT: usize = 64;
 
 impl Slot {
     /// A request of this connection starts; it is busy until the guard drops (with
@@ -225,6 +238,30 @@ mod tests {
 
     use super::*;
     use crate::clock::ManualClock;
+
+    #[tokio::test]
+    async fn the_registry_gives_back_a_burst_s_room_as_its_connections_close() {
+        let slots = Slots::new(10_000, Arc::new(ManualClock::new(UnixMillis(0))));
+        let stop = CancellationToken::new();
+        let registry = || slots.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let capacity = || registry().capacity();
+        let mut burst = Vec::new();
+        for _ in 0..5_000 {
+            burst.extend(slots.admit(&stop).await);
+        }
+        assert_eq!(slots.open(), 5_000);
+        let peak = capacity();
+        assert!(peak >= 5_000, "{peak}");
+        // Closing in any order: keep a few long-lived ones from the middle.
+        let kept: Vec<Admitted> = burst.drain(2_000..2_003).collect();
+        drop(burst);
+        assert_eq!(slots.open(), 3);
+        assert!(capacity() <= REGISTRY_KEPT, "room for {} connections after the burst", capacity());
+        // Those left are still registered (and can still be asked to close).
+        assert_eq!(registry().len(), 3);
+        drop(kept);
+        assert_eq!(slots.open(), 0);
+    }
 
     #[tokio::test]
     async fn below_the_cap_admission_is_immediate_and_dropping_frees_the_place() {
