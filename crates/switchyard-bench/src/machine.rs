@@ -166,7 +166,45 @@ fn process_ticks(pid: u32) -> Option<u64> {
 /// per-request CPU comparison needs the exact figure.
 #[derive(Debug, Clone, Default)]
 pub struct Runtime {
-    by_thread: HashMap<u32, u64>,
+    by_thread: HashMap<u32, (u64, ThreadKind)>,
+}
+
+/// What a gateway thread does, from its name: the report splits the gateway's CPU
+/// by it, so a run shows whether the requests' own threads or the work around them
+/// (the request log, the allocator's purge, the main thread) moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadKind {
+    /// A connection lane (`switchyard-lane-N`): where requests are served.
+    Lane,
+    /// The request log's writer (`switchyard-log-db`, and sqlx's SQLite workers).
+    Log,
+    /// Everything else: the main thread (accept loop), jemalloc's background
+    /// purge, tokio's blocking pool.
+    Other,
+}
+
+impl ThreadKind {
+    /// The kind of a thread named `comm` (the kernel keeps 15 bytes of a name).
+    pub fn of(comm: &str) -> ThreadKind {
+        if comm.starts_with("switchyard-lane") {
+            ThreadKind::Lane
+        } else if comm.starts_with("switchyard-log") || comm.starts_with("sqlx-sqlite") {
+            ThreadKind::Log
+        } else {
+            ThreadKind::Other
+        }
+    }
+}
+
+/// Nanoseconds run, by [`ThreadKind`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByKind {
+    /// The connection lanes.
+    pub lanes: u64,
+    /// The request log's threads.
+    pub log: u64,
+    /// Every other thread.
+    pub other: u64,
 }
 
 impl Runtime {
@@ -177,8 +215,10 @@ impl Runtime {
             let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else { continue };
             // A thread may end between the listing and the read: skip it.
             let Ok(stat) = std::fs::read_to_string(entry.path().join("schedstat")) else { continue };
+            let kind = std::fs::read_to_string(entry.path().join("comm"))
+                .map_or(ThreadKind::Other, |comm| ThreadKind::of(comm.trim_end()));
             if let Some(ns) = stat.split_whitespace().next().and_then(|f| f.parse::<u64>().ok()) {
-                by_thread.insert(tid, ns);
+                by_thread.insert(tid, (ns, kind));
             }
         }
         (!by_thread.is_empty()).then_some(Runtime { by_thread })
@@ -188,10 +228,22 @@ impl Runtime {
     /// in between counts from zero). A thread that ended in between is missed: the
     /// gateway's runtime workers and its SQLite thread live as long as it does.
     pub fn since(&self, earlier: &Runtime) -> u64 {
-        self.by_thread
-            .iter()
-            .map(|(tid, &ns)| ns.saturating_sub(earlier.by_thread.get(tid).copied().unwrap_or(0)))
-            .sum()
+        let by = self.since_by_kind(earlier);
+        by.lanes + by.log + by.other
+    }
+
+    /// [`Runtime::since`], by what each thread does.
+    pub fn since_by_kind(&self, earlier: &Runtime) -> ByKind {
+        let mut by = ByKind::default();
+        for (tid, &(ns, kind)) in &self.by_thread {
+            let ran = ns.saturating_sub(earlier.by_thread.get(tid).map_or(0, |&(before, _)| before));
+            match kind {
+                ThreadKind::Lane => by.lanes += ran,
+                ThreadKind::Log => by.log += ran,
+                ThreadKind::Other => by.other += ran,
+            }
+        }
+        by
     }
 }
 
@@ -233,6 +285,47 @@ mod tests {
     }
 
     #[test]
+    fn threads_are_sorted_by_their_names() {
+        assert_eq!(ThreadKind::of("switchyard-lane"), ThreadKind::Lane);
+        assert_eq!(ThreadKind::of("switchyard-log-"), ThreadKind::Log);
+        assert_eq!(ThreadKind::of("sqlx-sqlite-wor"), ThreadKind::Log);
+        assert_eq!(ThreadKind::of("switchyard"), ThreadKind::Other);
+        assert_eq!(ThreadKind::of("jemalloc_bg_thd"), ThreadKind::Other);
+    }
+
+    #[test]
+    fn runtime_since_splits_by_kind() {
+        let at = |rows: &[(u32, u64, ThreadKind)]| Runtime {
+            by_thread: rows.iter().map(|&(tid, ns, kind)| (tid, (ns, kind))).collect(),
+        };
+        let before =
+            at(&[(1, 100, ThreadKind::Other), (2, 1_000, ThreadKind::Lane), (3, 50, ThreadKind::Log)]);
+        let after = at(&[
+            (1, 130, ThreadKind::Other),
+            (2, 1_700, ThreadKind::Lane),
+            (3, 60, ThreadKind::Log),
+            (4, 5, ThreadKind::Lane),
+        ]);
+        assert_eq!(after.since_by_kind(&before), ByKind { lanes: 705, log: 10, other: 30 });
+        assert_eq!(after.since(&before), 745);
+    }
+
+    #[test]
+    fn reads_own_threads_by_kind() -> anyhow::Result<()> {
+        let read = || Runtime::read(std::process::id()).ok_or_else(|| anyhow::anyhow!("no schedstat"));
+        let first = read()?;
+        let mut spin = 0u64;
+        for i in 0..2_000_000u64 {
+            spin = std::hint::black_box(spin.wrapping_add(i));
+        }
+        let later = read()?;
+        // The test's own thread is not a gateway thread: its time counts as other.
+        let by = later.since_by_kind(&first);
+        assert!(by.other > 0 && by.lanes == 0, "{by:?}");
+        Ok(())
+    }
+
+    #[test]
     fn reads_own_process_ticks() {
         let probe = CpuProbe::new(vec![std::process::id()]);
         let start = probe.start();
@@ -243,9 +336,10 @@ mod tests {
 
     #[test]
     fn runtime_counts_what_threads_ran_since() {
-        let earlier = Runtime { by_thread: HashMap::from([(1, 100), (2, 50)]) };
+        let other = ThreadKind::Other;
+        let earlier = Runtime { by_thread: HashMap::from([(1, (100, other)), (2, (50, other))]) };
         // Thread 2 ended, thread 3 started.
-        let later = Runtime { by_thread: HashMap::from([(1, 400), (3, 25)]) };
+        let later = Runtime { by_thread: HashMap::from([(1, (400, other)), (3, (25, other))]) };
         assert_eq!(later.since(&earlier), 325);
         let own = Runtime::read(std::process::id());
         assert!(own.is_some_and(|r| r.by_thread.contains_key(&std::process::id())));

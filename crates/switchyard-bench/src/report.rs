@@ -258,19 +258,27 @@ fn latency_tables(out: &mut String, r: &Results) {
         out,
         "\nCPU per request (exact scheduler runtime of all the process's threads over the whole \
          interleaved run of each rate, warm-up and the other ways' turns included, per request sent to it: \
-         at low rates this is mostly what the process costs while idle):\n\n\
-         | Rate | gateway µs/request | relay µs/request | gateway ÷ relay |\n|---|---:|---:|---:|"
+         at low rates this is mostly what the process costs while idle). The gateway's figure is then split \
+         by what its threads do: the connection lanes serve the requests (the relay's threads do that and \
+         nothing else), the request log's writer, and the rest (the main thread's accept loop, jemalloc's \
+         background purge):\n\n\
+         | Rate | gateway µs/request | relay µs/request | gateway ÷ relay | gateway's lanes | its log writer | its other threads |\n\
+         |---|---:|---:|---:|---:|---:|---:|"
     );
     for run in r.latency.iter().chain([&r.ttfb]) {
         if let Some(c) = run.cpu {
             let what = if std::ptr::eq(run, &r.ttfb) { " (stream TTFB)" } else { "" };
+            let t = c.gateway_threads;
             let _ = writeln!(
                 out,
-                "| {} req/s{what} | {:.1} | {:.1} | {:.2} |",
+                "| {} req/s{what} | {:.1} | {:.1} | {:.2} | {:.1} | {:.1} | {:.1} |",
                 run.rate,
                 c.gateway_us,
                 c.relay_us,
-                c.ratio()
+                c.ratio(),
+                t.lanes,
+                t.log,
+                t.other
             );
         }
     }

@@ -181,8 +181,21 @@ impl AbCpu {
 pub struct ProxyCpu {
     /// The gateway, µs per request.
     pub gateway_us: f64,
+    /// The gateway's figure by what its threads do, µs per request.
+    pub gateway_threads: ThreadsUs,
     /// The relay, µs per request.
     pub relay_us: f64,
+}
+
+/// CPU per request by [`crate::machine::ThreadKind`], µs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadsUs {
+    /// The connection lanes, which serve the requests (the relay's worker's match).
+    pub lanes: f64,
+    /// The request log's writer.
+    pub log: f64,
+    /// The main thread, the allocator's purge and the rest.
+    pub other: f64,
 }
 
 impl ProxyCpu {
@@ -210,7 +223,16 @@ impl ProxyRuntimes {
         let (g0, r0) = self.0.as_ref()?;
         let ProxyRuntimes(Some((g1, r1))) = ProxyRuntimes::read(gw, relay) else { return None };
         let per = |ns: u64, n: u64| ns as f64 / 1e3 / n.max(1) as f64;
-        Some(ProxyCpu { gateway_us: per(g1.since(g0), sent.0), relay_us: per(r1.since(r0), sent.1) })
+        let by = g1.since_by_kind(g0);
+        Some(ProxyCpu {
+            gateway_us: per(g1.since(g0), sent.0),
+            gateway_threads: ThreadsUs {
+                lanes: per(by.lanes, sent.0),
+                log: per(by.log, sent.0),
+                other: per(by.other, sent.0),
+            },
+            relay_us: per(r1.since(r0), sent.1),
+        })
     }
 }
 

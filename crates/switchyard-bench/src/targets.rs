@@ -227,7 +227,10 @@ pub fn check_floor(r: &Results) -> Vec<TargetCheck> {
         Some(c) => out.push(TargetCheck {
             name,
             goal,
-            measured: format!("{:.1} µs (relay {:.1} µs)", c.gateway_us, c.relay_us),
+            measured: format!(
+                "{:.1} µs (relay {:.1} µs; the gateway's lanes {:.1}, its log writer {:.1})",
+                c.gateway_us, c.relay_us, c.gateway_threads.lanes, c.gateway_threads.log
+            ),
             verdict: at_most(c.gateway_us, LOW_RATE_CPU_US, "µs", 1),
         }),
         None => out.push(not_measured(name, goal, "10 req/s not in --rates")),
