@@ -214,6 +214,14 @@ export function ConnectionForm({
     errors.clearPaths(pathsOf(change));
     edits.set(change);
   };
+  /** A top-level field's pointer, value, change and problem: every field of the form
+   *  is wired the same way, so it is written once. */
+  const bind = <K extends keyof ConnectionFormState>(key: K) => ({
+    path: `/${key}`,
+    value: state[key],
+    onChange: (value: ConnectionFormState[K]) => set({ [key]: value } as Partial<ConnectionFormState>),
+    error: errors.fieldError(`/${key}`),
+  });
 
   // "Custom" keeps what is filled in; a preset fills its fields, and the name follows
   // the preset until the user types one of their own.
@@ -297,13 +305,10 @@ export function ConnectionForm({
               <TextField
                 id="conn-provider"
                 label="Provider"
-                path="/provider"
-                value={state.provider}
-                onChange={(v) => set({ provider: v })}
+                {...bind("provider")}
                 list="conn-provider-list"
                 required
                 help="Provider id: anthropic, openai, openai-compatible, glm, …"
-                error={errors.fieldError("/provider")}
               />
               <datalist id="conn-provider-list">
                 {KNOWN_PROVIDERS.map((p) => (
@@ -313,30 +318,22 @@ export function ConnectionForm({
               <TextField
                 id="conn-id"
                 label="ID"
-                path="/id"
-                value={state.id}
-                onChange={(v) => set({ id: v })}
+                {...bind("id")}
                 placeholder="generated when empty"
                 help="Letters, digits, '.', '_' or '-' (1–64)."
-                error={errors.fieldError("/id")}
               />
             </>
           )}
           <TextField
             id="conn-name"
             label="Name"
-            path="/name"
-            value={state.name}
-            onChange={(v) => set({ name: v })}
+            {...bind("name")}
             placeholder={editing ? undefined : "defaults to the id"}
-            error={errors.fieldError("/name")}
           />
           <SelectField<"" | ApiFormat>
             id="conn-api-format"
             label="API format"
-            path="/apiFormat"
-            value={state.apiFormat}
-            onChange={(v) => set({ apiFormat: v })}
+            {...bind("apiFormat")}
             options={[
               ...(editing ? [] : [{ value: "" as const, label: "Implied by the provider" }]),
               { value: "anthropic", label: "Anthropic Messages" },
@@ -344,28 +341,21 @@ export function ConnectionForm({
               { value: "openai-chat", label: "Chat Completions only (GLM, DeepSeek, OpenRouter, Ollama, LM Studio)" },
               { value: "openai-responses", label: "Responses only" },
             ]}
-            error={errors.fieldError("/apiFormat")}
           />
           <SelectField<AuthKind>
             id="conn-auth-kind"
             label="Authentication"
-            path="/authKind"
-            value={state.authKind}
-            onChange={(v) => set({ authKind: v })}
+            {...bind("authKind")}
             options={AUTH_OPTIONS}
-            error={errors.fieldError("/authKind")}
           />
           {state.authKind === "api_key" && (
             <TextField
               id="conn-api-key"
               label="API key"
-              path="/apiKey"
+              {...bind("apiKey")}
               type="password"
-              value={state.apiKey}
-              onChange={(v) => set({ apiKey: v })}
               placeholder={editing && connection.hasSecret ? "•••••••• (unchanged)" : undefined}
               help={preset?.keyHint ? `Get a key: ${preset.keyHint}.` : secretHelp(connection?.hasSecret ?? false)}
-              error={errors.fieldError("/apiKey")}
             />
           )}
           {state.authKind === "oauth" && (
@@ -373,47 +363,35 @@ export function ConnectionForm({
               <TextField
                 id="conn-access-token"
                 label="Access token"
-                path="/accessToken"
+                {...bind("accessToken")}
                 type="password"
-                value={state.accessToken}
-                onChange={(v) => set({ accessToken: v })}
                 placeholder={editing && connection.hasSecret ? "•••••••• (unchanged)" : undefined}
                 help={secretHelp(connection?.hasSecret ?? false)}
-                error={errors.fieldError("/accessToken")}
               />
               <TextField
                 id="conn-refresh-token"
                 label="Refresh token"
-                path="/refreshToken"
+                {...bind("refreshToken")}
                 type="password"
-                value={state.refreshToken}
-                onChange={(v) => set({ refreshToken: v })}
                 placeholder={editing && connection.hasRefreshToken ? "•••••••• (unchanged)" : "optional"}
                 help={secretHelp(connection?.hasRefreshToken ?? false)}
-                error={errors.fieldError("/refreshToken")}
               />
             </>
           )}
           <TextField
             id="conn-base-url"
             label="Base URL"
-            path="/baseUrl"
+            {...bind("baseUrl")}
             type="url"
-            value={state.baseUrl}
-            onChange={(v) => set({ baseUrl: v })}
             placeholder={editing ? connection.effectiveBaseUrl : "provider default"}
             help="Override for self-hosted or compatible services; empty uses the provider's default. Credentials in it show as ***@ and are kept unless you type new ones."
-            error={errors.fieldError("/baseUrl")}
           />
           <NumberField
             id="conn-priority"
             label="Priority"
-            path="/priority"
-            value={state.priority}
-            onChange={(v) => set({ priority: v })}
+            {...bind("priority")}
             showRange={false}
             help="Lower numbers are tried first."
-            error={errors.fieldError("/priority")}
           />
           <Switch
             id="conn-enabled"
@@ -427,12 +405,9 @@ export function ConnectionForm({
           <TextField
             id="conn-models"
             label="Models"
-            path="/models"
+            {...bind("models")}
             multiline
-            value={state.models}
-            onChange={(v) => set({ models: v })}
             help="Model ids this connection serves, separated by commas or lines."
-            error={errors.fieldError("/models")}
           />
         </div>
         <FlowSection
