@@ -12,12 +12,28 @@ function describedBy(...ids: (string | false | undefined)[]): string | undefined
   return list === "" ? undefined : list;
 }
 
-function FieldError({ id, error }: { id: string; error?: string }) {
-  if (!error) return null;
+/** What a field shows under its control: its help, a hint, its problem. Their ids
+ *  (`<id>-help`, `<id>-hint`, `<id>-error`) are the ones the control's
+ *  aria-describedby names. */
+function FieldNotes({ id, help, hint, error }: { id: string; help?: ReactNode; hint?: ReactNode; error?: string }) {
   return (
-    <p id={id} className="field-error">
-      {error}
-    </p>
+    <>
+      {help !== undefined && (
+        <p id={`${id}-help`} className="field-help">
+          {help}
+        </p>
+      )}
+      {hint && (
+        <p id={`${id}-hint`} className="field-hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} className="field-error">
+          {error}
+        </p>
+      )}
+    </>
   );
 }
 
@@ -90,17 +106,7 @@ export function NumberField({
           {optional ? " · empty = not set" : ""}
         </p>
       )}
-      {help !== undefined && (
-        <p id={helpId} className="field-help">
-          {help}
-        </p>
-      )}
-      {hint && (
-        <p id={hintId} className="field-hint">
-          {hint}
-        </p>
-      )}
-      <FieldError id={errorId} error={error} />
+      <FieldNotes id={id} help={help} hint={hint} error={error} />
     </div>
   );
 }
@@ -145,12 +151,7 @@ export function Switch({
         />
         <label htmlFor={id}>{label}</label>
       </div>
-      {help !== undefined && (
-        <p id={helpId} className="field-help">
-          {help}
-        </p>
-      )}
-      <FieldError id={errorId} error={error} />
+      <FieldNotes id={id} help={help} error={error} />
     </div>
   );
 }
@@ -221,12 +222,7 @@ export function TextField({
           {formatRange(range)}
         </p>
       )}
-      {help !== undefined && (
-        <p id={helpId} className="field-help">
-          {help}
-        </p>
-      )}
-      <FieldError id={errorId} error={error} />
+      <FieldNotes id={id} help={help} error={error} />
     </div>
   );
 }
@@ -273,12 +269,7 @@ export function SelectField<V extends string>({
           </option>
         ))}
       </select>
-      {help !== undefined && (
-        <p id={helpId} className="field-help">
-          {help}
-        </p>
-      )}
-      <FieldError id={errorId} error={error} />
+      <FieldNotes id={id} help={help} error={error} />
     </div>
   );
 }
