@@ -116,6 +116,47 @@ async fn run(mut command: Command) -> (bool, String, String) {
     )
 }
 
+/// Runs an agent to its end and asserts it succeeded; returns its standard output
+/// and what `upstream` saw.
+async fn run_ok(agent: &str, command: Command, upstream: &FakeUpstream) -> (String, Vec<RecordedRequest>) {
+    let (ok, stdout, stderr) = run(command).await;
+    let requests = upstream.requests();
+    assert!(ok, "{agent} failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
+    (stdout, requests)
+}
+
+/// What `claude -p --output-format json` printed: a result that is not an error
+/// and says `expected`.
+fn assert_claude_result(stdout: &str, expected: &str) {
+    let result: serde_json::Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(result["is_error"], false, "{stdout}");
+    assert_eq!(result["result"], expected, "{stdout}");
+}
+
+/// Codex CLI's one prompt through `gw`, asserted to have ended with `expected` as
+/// its last message; returns what `upstream` saw.
+async fn codex_says(
+    codex: &std::path::Path,
+    gw: &TestGateway,
+    upstream: &FakeUpstream,
+    expected: &str,
+) -> Vec<RecordedRequest> {
+    let (_home, out_file, command) = codex_command(codex, gw);
+    let (stdout, requests) = run_ok("codex", command, upstream).await;
+    let last = std::fs::read_to_string(&out_file).unwrap_or_default();
+    assert_eq!(last.trim(), expected, "stdout: {stdout}");
+    requests
+}
+
+/// The first request the upstream saw on `path`.
+fn request_to<'a>(requests: &'a [RecordedRequest], path: &str) -> &'a RecordedRequest {
+    requests
+        .iter()
+        .find(|r| r.path == path)
+        .unwrap_or_else(|| panic!("no {path} request:\n{}", describe(requests)))
+}
+
 #[tokio::test]
 async fn claude_code_runs_through_the_gateway() {
     let Some(claude) = agent_bin("claude", "SWITCHYARD_CLAUDE_BIN") else { return };
@@ -134,18 +175,10 @@ async fn claude_code_runs_through_the_gateway() {
 
     let mut command = claude_command(&claude, home.path(), &gw);
     command.args(["-p", "say hi", "--output-format", "json"]);
-    let (ok, stdout, stderr) = run(command).await;
-    let requests = upstream.requests();
-    assert!(ok, "claude failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
-    let result: serde_json::Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert_eq!(result["is_error"], false, "{stdout}");
-    assert_eq!(result["result"], "Hello from the fake upstream", "{stdout}");
+    let (stdout, requests) = run_ok("claude", command, &upstream).await;
+    assert_claude_result(&stdout, "Hello from the fake upstream");
 
-    let turn = requests
-        .iter()
-        .find(|r| r.path == "/v1/messages")
-        .unwrap_or_else(|| panic!("no /v1/messages request:\n{}", describe(&requests)));
+    let turn = request_to(&requests, "/v1/messages");
     assert_eq!(turn.query.as_deref(), Some("beta=true"));
     assert_eq!(turn.header("authorization"), Some("Bearer oat-upstream"));
     assert!(turn.header("anthropic-beta").is_some_and(|b| b.contains("oauth-2025-04-20")));
@@ -170,17 +203,9 @@ async fn codex_runs_through_the_gateway() {
         upstream.url()
     );
     let gw = TestGateway::start(&config).await;
-    let (_home, out_file, command) = codex_command(&codex, &gw);
-    let (ok, stdout, stderr) = run(command).await;
-    let requests = upstream.requests();
-    assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
-    let last = std::fs::read_to_string(&out_file).unwrap_or_default();
-    assert_eq!(last.trim(), "Hello from the fake upstream", "stdout: {stdout}\nstderr: {stderr}");
+    let requests = codex_says(&codex, &gw, &upstream, "Hello from the fake upstream").await;
 
-    let turn = requests
-        .iter()
-        .find(|r| r.path == "/v1/responses")
-        .unwrap_or_else(|| panic!("no /v1/responses request:\n{}", describe(&requests)));
+    let turn = request_to(&requests, "/v1/responses");
     assert_eq!(turn.header("authorization"), Some("Bearer sk-upstream"));
     assert!(turn.header("session-id").is_none() && turn.header("originator").is_none());
     assert_eq!(turn.json()["model"], "gpt-5.5");
@@ -281,13 +306,8 @@ async fn claude_code_runs_on_a_chat_completions_connection_with_a_tool_round_tri
         .env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "glm/glm-4.6")
         .args(["-p", "What does note.txt say?", "--output-format", "json", "--model", "glm/glm-4.6"])
         .args(["--allowedTools", "Read"]);
-    let (ok, stdout, stderr) = run(command).await;
-    let requests = upstream.requests();
-    assert!(ok, "claude failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
-    let result: serde_json::Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert_eq!(result["is_error"], false, "{stdout}");
-    assert_eq!(result["result"], "The note says banana-42.", "{stdout}");
+    let (stdout, requests) = run_ok("claude", command, &upstream).await;
+    assert_claude_result(&stdout, "The note says banana-42.");
 
     let turns: Vec<&RecordedRequest> = requests.iter().filter(|r| r.path == "/v1/chat/completions").collect();
     assert_eq!(turns.len(), 2, "{}", describe(&requests));
@@ -339,16 +359,8 @@ async fn codex_runs_on_an_anthropic_connection() {
         upstream.url()
     );
     let gw = TestGateway::start(&config).await;
-    let (_home, out_file, command) = codex_command(&codex, &gw);
-    let (ok, stdout, stderr) = run(command).await;
-    let requests = upstream.requests();
-    assert!(ok, "codex failed\nstdout: {stdout}\nstderr: {stderr}\nupstream saw:\n{}", describe(&requests));
-    let last = std::fs::read_to_string(&out_file).unwrap_or_default();
-    assert_eq!(last.trim(), "Hello from Claude via Codex", "stdout: {stdout}\nstderr: {stderr}");
-    let turn = requests
-        .iter()
-        .find(|r| r.path == "/v1/messages")
-        .unwrap_or_else(|| panic!("no /v1/messages request:\n{}", describe(&requests)));
+    let requests = codex_says(&codex, &gw, &upstream, "Hello from Claude via Codex").await;
+    let turn = request_to(&requests, "/v1/messages");
     let body = turn.json();
     assert_eq!(body["model"], "claude-sonnet-4-6");
     assert_eq!(turn.header("x-api-key"), Some("sk-ant"));
