@@ -3,11 +3,12 @@
 // and server issues mapped onto the fields by JSON pointer. The user's input survives
 // a rejected save; a save refused because the settings changed elsewhere (412) says
 // so and offers Reload, which keeps the user's edits on top of the current settings.
-import { useMemo, useState, type FormEvent, type ReactNode } from "react";
-import { ChangedElsewhere, reloadedText } from "./ChangedElsewhere";
+import { useMemo, type FormEvent, type ReactNode } from "react";
+import { ChangedElsewhere } from "./ChangedElsewhere";
 import type { RangeLookup } from "./ranges";
 import { FormErrors } from "./fields";
 import { SettingInput } from "./SettingInput";
+import { useSettingsSave } from "./settingsSave";
 import { allFields, buildPatch, draftFrom, issuePaths, type Draft, type FieldSection } from "./settingsForm";
 import { useFieldErrors } from "./useFieldErrors";
 import { useUnsavedChangesGuard } from "./unsavedChanges";
@@ -56,64 +57,44 @@ export function SettingsCard({
   const fields = useMemo(() => allFields(sections), [sections]);
   const liveDraft = useMemo(() => draftFrom(doc, fields), [doc, fields]);
   const edits = useVersionedEdits<Draft>(liveDraft, version);
-  const [busy, setBusy] = useState(false);
-  const [reloading, setReloading] = useState(false);
-  const [status, setStatus] = useState<string | null>(null);
   const draft = edits.values;
   const paths = useMemo(() => issuePaths(fields, draft), [fields, draft]);
   const errors = useFieldErrors(paths, { basePath });
   const dirty = edits.dirty;
   useUnsavedChangesGuard(dirty, title);
+  const saving = useSettingsSave({
+    edits,
+    errors,
+    onSave,
+    onReload: async () => {
+      const fresh = await onReload();
+      return { values: draftFrom(fresh.doc, fields), version: fresh.version };
+    },
+  });
 
   const set = (path: string, value: string | boolean) => {
-    setStatus(null);
+    saving.setStatus(null);
     edits.set({ [path]: value });
   };
 
-  const send = async (source: unknown, values: Draft, expectedVersion: number, doneText: string) => {
+  const send = (source: unknown, values: Draft, expectedVersion: number, doneText: string) => {
     const built = buildPatch(source, fields, values);
     if (Object.keys(built.errors).length > 0) {
       errors.setClientErrors(built.errors);
-      setStatus(null);
+      saving.setStatus(null);
       return;
     }
-    setBusy(true);
-    setStatus(null);
-    try {
-      await onSave(built.patch, expectedVersion);
-      errors.clear();
-      edits.discard();
-      setStatus(doneText);
-    } catch (e) {
-      errors.setError(e);
-    } finally {
-      setBusy(false);
-    }
+    void saving.save(built.patch, expectedVersion, doneText);
   };
 
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
-    void send(doc, draft, edits.expectedVersion, "Saved.");
+    send(doc, draft, edits.expectedVersion, "Saved.");
   };
 
   const resetToDefaults = () => {
     if (defaults === undefined) return;
-    void send(defaults, draftFrom(defaults, fields), version, "Defaults restored.");
-  };
-
-  const reload = async () => {
-    setReloading(true);
-    setStatus(null);
-    try {
-      const fresh = await onReload();
-      const kept = edits.rebase(draftFrom(fresh.doc, fields), fresh.version);
-      errors.clear();
-      setStatus(reloadedText(kept));
-    } catch (e) {
-      errors.setError(e);
-    } finally {
-      setReloading(false);
-    }
+    send(defaults, draftFrom(defaults, fields), version, "Defaults restored.");
   };
 
   const titleId = `${id}-title`;
@@ -155,35 +136,13 @@ export function SettingsCard({
         <SettingsCardFooter
           title={title}
           errors={errors}
-          busy={busy}
-          reloading={reloading}
           dirty={dirty}
-          status={status}
+          {...saving.footer}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
-          onReload={() => void reload()}
-          onDiscard={() => discardEdits(edits, errors, setStatus, reload)}
         />
       </form>
     </section>
   );
-}
-
-/**
- * Discard changes in a versioned settings form: the edits, the errors and the
- * status go; after a save refused as stale the document on screen is known to be
- * out of date, so the current one is fetched too.
- */
-export function discardEdits(
-  edits: { discard(): void },
-  errors: ReturnType<typeof useFieldErrors>,
-  setStatus: (status: string | null) => void,
-  reload: () => Promise<void>,
-) {
-  const stale = errors.error?.isPreconditionFailed === true;
-  edits.discard();
-  errors.clear();
-  setStatus(null);
-  if (stale) void reload();
 }
 
 /**

@@ -4,14 +4,15 @@
 // rule 3's match text). The user's input survives a rejected save. The list is one
 // value for optimistic concurrency: a save refused because the saved list changed
 // elsewhere (412) offers Reload, which keeps the user's list over the current settings.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { useEffect, useMemo, useRef, type FormEvent } from "react";
 import type { ErrorReason, ProviderErrorRule, ResilienceSettings, RuleScope } from "../../../ipc/bindings";
 import type { Versioned } from "../../../api/versions";
 import { reloadedText } from "../../../shared/ChangedElsewhere";
 import { NumberField, SelectField, TextField } from "../../../shared/fields";
 import { humanize } from "../../../shared/format";
 import { formatRange, type RangeLookup } from "../../../shared/ranges";
-import { discardEdits, fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
+import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
+import { useSettingsSave } from "../../../shared/settingsSave";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
 import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
@@ -71,9 +72,6 @@ export function ErrorRulesCard({
   const id = "res-providerErrorRules";
   const live = useMemo<RulesForm>(() => ({ rules: rowsOf(settings) }), [settings]);
   const edits = useVersionedEdits(live, settings.version, sameList);
-  const [busy, setBusy] = useState(false);
-  const [reloading, setReloading] = useState(false);
-  const [status, setStatus] = useState<string | null>(null);
   const nextKey = useRef(0);
   const focusAfterRender = useRef<string | null>(null);
   const rows = edits.values.rules;
@@ -83,6 +81,20 @@ export function ErrorRulesCard({
   const errors = useFieldErrors(paths);
   const dirty = edits.dirty;
   useUnsavedChangesGuard(dirty, TITLE);
+  const saving = useSettingsSave({
+    edits,
+    errors,
+    onSave,
+    onReload: async () => {
+      const fresh = await onReload();
+      return { values: { rules: rowsOf(fresh) }, version: fresh.version };
+    },
+    reloaded: (kept) =>
+      kept
+        ? "Reloaded the current rules. Your edited list is kept in the form: review it and save again, or Discard changes to see the current list."
+        : reloadedText(false),
+  });
+  const { busy, setStatus } = saving;
 
   useEffect(() => {
     if (focusAfterRender.current === null) return;
@@ -125,39 +137,8 @@ export function ErrorRulesCard({
       count > 1 ? fieldId(id, rulePath(Math.min(index, count - 2), "provider")) : `${id}-add`;
   };
 
-  const send = async (rules: ProviderErrorRule[], expectedVersion: number, doneText: string) => {
-    setBusy(true);
-    setStatus(null);
-    try {
-      await onSave({ providerErrorRules: rules }, expectedVersion);
-      errors.clear();
-      edits.discard();
-      setStatus(doneText);
-    } catch (e) {
-      errors.setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const reload = async () => {
-    setReloading(true);
-    setStatus(null);
-    try {
-      const fresh = await onReload();
-      const kept = edits.rebase({ rules: rowsOf(fresh) }, fresh.version);
-      errors.clear();
-      setStatus(
-        kept
-          ? "Reloaded the current rules. Your edited list is kept in the form: review it and save again, or Discard changes to see the current list."
-          : reloadedText(false),
-      );
-    } catch (e) {
-      errors.setError(e);
-    } finally {
-      setReloading(false);
-    }
-  };
+  const send = (rules: ProviderErrorRule[], expectedVersion: number, doneText: string) =>
+    void saving.save({ providerErrorRules: rules }, expectedVersion, doneText);
 
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -167,12 +148,12 @@ export function ErrorRulesCard({
       setStatus(null);
       return;
     }
-    void send(built.rules, edits.expectedVersion, "Saved.");
+    send(built.rules, edits.expectedVersion, "Saved.");
   };
 
   const resetToDefaults = () => {
     if (defaults === undefined) return;
-    void send(defaults.providerErrorRules ?? [], settings.version, "Defaults restored.");
+    send(defaults.providerErrorRules ?? [], settings.version, "Defaults restored.");
   };
 
   const titleId = `${id}-title`;
@@ -311,13 +292,9 @@ export function ErrorRulesCard({
         <SettingsCardFooter
           title={TITLE}
           errors={errors}
-          busy={busy}
-          reloading={reloading}
           dirty={dirty}
-          status={status}
+          {...saving.footer}
           onReset={defaults !== undefined ? resetToDefaults : undefined}
-          onReload={() => void reload()}
-          onDiscard={() => discardEdits(edits, errors, setStatus, reload)}
         />
       </form>
     </section>
