@@ -9,6 +9,7 @@ import { NumberField, SelectField, TextField } from "../../../shared/fields";
 import { EmptyState } from "../../../shared/states";
 import { DEFAULT_WEIGHT, emptyTarget, MAX_TARGETS, move, TARGETS_PATH, targetPath, type TargetDraft, type TargetField } from "../form";
 import { connectionsOf, resolveModel, resolveTarget, routableNames } from "../routing";
+import { RemoveRowButton } from "../../../shared/RemoveRowButton";
 
 const LIST_ID = "combo-routable-names";
 const WEIGHT_RANGE: FieldRange = { path: "/targets/*/weight", kind: "integer", min: 0, max: 1000, unit: null, allowed: [] };
@@ -190,15 +191,7 @@ export function TargetsEditor({
                     >
                       Move down
                     </button>
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger-ghost"
-                      aria-label={`Remove target ${n}`}
-                      disabled={busy}
-                      onClick={() => remove(i)}
-                    >
-                      Remove
-                    </button>
+                    <RemoveRowButton what="target" n={n} disabled={busy} onClick={() => remove(i)} />
                   </div>
                 </fieldset>
               </li>

@@ -29,6 +29,7 @@ import {
   type RuleDraft,
   type RuleField,
 } from "../errorRules";
+import { RemoveRowButton } from "../../../shared/RemoveRowButton";
 
 const TITLE = "Provider error rules";
 
@@ -263,15 +264,7 @@ export function ErrorRulesCard({
                       />
                     </div>
                     <div className="rule-actions">
-                      <button
-                        type="button"
-                        className="btn btn-small btn-danger-ghost"
-                        aria-label={`Remove rule ${n}`}
-                        disabled={busy}
-                        onClick={() => remove(i)}
-                      >
-                        Remove
-                      </button>
+                      <RemoveRowButton what="rule" n={n} disabled={busy} onClick={() => remove(i)} />
                     </div>
                   </fieldset>
                 </li>
