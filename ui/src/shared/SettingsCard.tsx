@@ -11,7 +11,6 @@ import { SettingInput } from "./SettingInput";
 import { useSettingsSave } from "./settingsSave";
 import { allFields, buildPatch, draftFrom, issuePaths, type Draft, type FieldSection } from "./settingsForm";
 import { useFieldErrors } from "./useFieldErrors";
-import { useUnsavedChangesGuard } from "./unsavedChanges";
 import { useVersionedEdits } from "./versionedEdits";
 
 /** A settings document as a card edits it: root-shaped, and its version. */
@@ -61,8 +60,8 @@ export function SettingsCard({
   const paths = useMemo(() => issuePaths(fields, draft), [fields, draft]);
   const errors = useFieldErrors(paths, { basePath });
   const dirty = edits.dirty;
-  useUnsavedChangesGuard(dirty, title);
   const saving = useSettingsSave({
+    title: title,
     edits,
     errors,
     onSave,

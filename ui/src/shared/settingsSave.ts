@@ -1,13 +1,15 @@
-// What a versioned settings form does on Save, Reset to defaults, Reload and Discard,
-// and the state its footer shows. Both kinds of settings form (the field cards and the
-// error-rules list) behave alike: one save or reload at a time; a save that went
-// through clears the problems and the edits and says so; a refused one keeps the
-// user's input and shows why; a reload (after a save refused as stale) keeps the
-// user's changes on top of the current document; Discard drops them, and after a
-// stale refusal also fetches the current document, which is known to be out of date.
+// What a versioned settings form does on Save, Reset to defaults, Reload and
+// Discard, the state its footer shows, and its guard against leaving with unsaved
+// edits. Both kinds of settings form (the field cards and the error-rules list)
+// behave alike: one save or reload at a time; a save that went through clears the
+// problems and the edits and says so; a refused one keeps the user's input and
+// shows why; a reload (after a save refused as stale) keeps the user's changes on
+// top of the current document; Discard drops them, and after a stale refusal also
+// fetches the current document, which is known to be out of date.
 import { useState } from "react";
 import { reloadedText } from "./ChangedElsewhere";
 import type { useFieldErrors } from "./useFieldErrors";
+import { useUnsavedChangesGuard } from "./unsavedChanges";
 import type { VersionedEdits } from "./versionedEdits";
 
 export type SettingsSave = {
@@ -32,13 +34,16 @@ export type SettingsSave = {
 };
 
 export function useSettingsSave<T extends object>({
+  title,
   edits,
   errors,
   onSave,
   onReload,
   reloaded = reloadedText,
 }: {
-  edits: Pick<VersionedEdits<T>, "discard" | "rebase">;
+  /** The form's title: what leaving with unsaved edits asks about. */
+  title: string;
+  edits: Pick<VersionedEdits<T>, "dirty" | "discard" | "rebase">;
   errors: ReturnType<typeof useFieldErrors>;
   /** Sends a patch made to `expectedVersion`; rejects with ApiError. */
   onSave: (patch: Record<string, unknown>, expectedVersion: number) => Promise<unknown>;
@@ -47,6 +52,7 @@ export function useSettingsSave<T extends object>({
   /** The status after a reload, by whether the user's changes were kept. */
   reloaded?: (kept: boolean) => string;
 }): SettingsSave {
+  useUnsavedChangesGuard(edits.dirty, title);
   const [busy, setBusy] = useState(false);
   const [reloading, setReloading] = useState(false);
   const [status, setStatus] = useState<string | null>(null);

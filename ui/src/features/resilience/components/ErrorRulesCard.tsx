@@ -15,7 +15,6 @@ import { fieldId, SettingsCardFooter } from "../../../shared/SettingsCard";
 import { useSettingsSave } from "../../../shared/settingsSave";
 import { EmptyState } from "../../../shared/states";
 import { useFieldErrors } from "../../../shared/useFieldErrors";
-import { useUnsavedChangesGuard } from "../../../shared/unsavedChanges";
 import { useVersionedEdits, type Same } from "../../../shared/versionedEdits";
 import {
   RULES_PATH,
@@ -81,8 +80,8 @@ export function ErrorRulesCard({
   const paths = useMemo(() => rulePaths(count), [count]);
   const errors = useFieldErrors(paths);
   const dirty = edits.dirty;
-  useUnsavedChangesGuard(dirty, TITLE);
   const saving = useSettingsSave({
+    title: TITLE,
     edits,
     errors,
     onSave,
