@@ -12,6 +12,8 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A running (or stopped, between [`PgServer::stop`] and [`PgServer::start_again`])
 /// Postgres cluster of one test.
@@ -51,11 +53,42 @@ fn is_root() -> bool {
         .is_some_and(|s| s.trim() == "0")
 }
 
+/// A new directory of this cluster's own. Named by the process and a counter, and
+/// made with `create_dir` (which fails on an existing one): a name taken from a free
+/// port, as before, could repeat for two tests of one process (a port released is
+/// free to be handed out again), and the first test's drop then removed the
+/// directory the second's `initdb` was running in.
+static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
+
+fn fresh_dir() -> PathBuf {
+    loop {
+        let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("switchyard-pg-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return dir,
+            // Left by an earlier process with the same id (a killed run).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => panic!("{}: {e}", dir.display()),
+        }
+    }
+}
+
+/// A free loopback port for a cluster, never one already given to another cluster of
+/// this process: the kernel may hand a released port out again at once, and two
+/// tests starting servers side by side would then race for it.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free loopback port: {e}"))
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("no free loopback port: {e}"));
+        let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 impl PgServer {
@@ -70,8 +103,7 @@ impl PgServer {
             eprintln!("skipping: Postgres is not installed (apt-get install postgresql)");
             return None;
         };
-        let dir = std::env::temp_dir().join(format!("switchyard-pg-{}-{}", std::process::id(), free_port()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let dir = fresh_dir();
         let as_nobody = is_root();
         if as_nobody {
             run(Command::new("chown").arg("nobody:nogroup").arg(&dir), "chown");
@@ -188,5 +220,34 @@ impl Drop for PgServer {
                 .status();
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cluster_gets_a_directory_of_its_own() {
+        // One left by an earlier process with this id is passed over, not reused.
+        let taken = std::env::temp_dir().join(format!(
+            "switchyard-pg-{}-{}",
+            std::process::id(),
+            NEXT_DIR.load(Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&taken).unwrap_or_else(|e| panic!("{e}"));
+        let dirs: Vec<PathBuf> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..8).map(|_| s.spawn(fresh_dir)).collect();
+            threads.into_iter().map(|t| t.join().unwrap_or_else(|_| panic!("fresh_dir panicked"))).collect()
+        });
+        let mut unique = dirs.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), dirs.len(), "{dirs:?}");
+        assert!(!dirs.contains(&taken), "{dirs:?}");
+        for dir in dirs.iter().chain([&taken]) {
+            assert!(dir.is_dir());
+            let _ = std::fs::remove_dir(dir);
+        }
     }
 }
