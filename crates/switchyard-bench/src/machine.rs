@@ -207,6 +207,13 @@ pub struct ByKind {
     pub other: u64,
 }
 
+impl ByKind {
+    /// All threads together.
+    pub fn total(&self) -> u64 {
+        self.lanes + self.log + self.other
+    }
+}
+
 impl Runtime {
     /// Reads every live thread of `pid` (None if /proc has no schedstat).
     pub fn read(pid: u32) -> Option<Runtime> {
@@ -228,8 +235,7 @@ impl Runtime {
     /// in between counts from zero). A thread that ended in between is missed: the
     /// gateway's runtime workers and its SQLite thread live as long as it does.
     pub fn since(&self, earlier: &Runtime) -> u64 {
-        let by = self.since_by_kind(earlier);
-        by.lanes + by.log + by.other
+        self.since_by_kind(earlier).total()
     }
 
     /// [`Runtime::since`], by what each thread does.

@@ -225,7 +225,7 @@ impl ProxyRuntimes {
         let per = |ns: u64, n: u64| ns as f64 / 1e3 / n.max(1) as f64;
         let by = g1.since_by_kind(g0);
         Some(ProxyCpu {
-            gateway_us: per(g1.since(g0), sent.0),
+            gateway_us: per(by.total(), sent.0),
             gateway_threads: ThreadsUs {
                 lanes: per(by.lanes, sent.0),
                 log: per(by.log, sent.0),

@@ -53,13 +53,14 @@ fn is_root() -> bool {
         .is_some_and(|s| s.trim() == "0")
 }
 
+/// The number in the next cluster directory's name (see [`fresh_dir`]).
+static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
+
 /// A new directory of this cluster's own. Named by the process and a counter, and
 /// made with `create_dir` (which fails on an existing one): a name taken from a free
 /// port, as before, could repeat for two tests of one process (a port released is
 /// free to be handed out again), and the first test's drop then removed the
 /// directory the second's `initdb` was running in.
-static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
-
 fn fresh_dir() -> PathBuf {
     loop {
         let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);

@@ -61,7 +61,7 @@ export function SettingsCard({
   const errors = useFieldErrors(paths, { basePath });
   const dirty = edits.dirty;
   const saving = useSettingsSave({
-    title: title,
+    title,
     edits,
     errors,
     onSave,

@@ -15,15 +15,12 @@ import type { VersionedEdits } from "./versionedEdits";
 export type SettingsSave = {
   /** A save (or reset) is under way. */
   busy: boolean;
-  /** A reload is under way. */
-  reloading: boolean;
-  /** What the last action did ("Saved.", "Defaults restored.", a reload's outcome). */
-  status: string | null;
   /** Clears the status (an edit makes it stale) or replaces it. */
   setStatus: (status: string | null) => void;
   /** Sends `patch` made to `expectedVersion`; `doneText` is the status once it went through. */
   save: (patch: Record<string, unknown>, expectedVersion: number, doneText: string) => Promise<void>;
-  /** The footer's own props (busy, reloading, status, Reload, Discard). */
+  /** The footer's own props: busy, reloading, the status (what the last action
+   *  did: "Saved.", "Defaults restored.", a reload's outcome), Reload, Discard. */
   footer: {
     busy: boolean;
     reloading: boolean;
@@ -97,8 +94,6 @@ export function useSettingsSave<T extends object>({
 
   return {
     busy,
-    reloading,
-    status,
     setStatus,
     save,
     footer: { busy, reloading, status, onReload: () => void reload(), onDiscard: discard },
